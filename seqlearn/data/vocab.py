@@ -1,0 +1,151 @@
+"""Vocabulary, tokenisation and integer encoding shared by every chapter.
+
+Conventions (used by the n-gram models of Chapter 1 and every later language model):
+
+* ids 0, 1, 2 are always ``<unk>``, ``<s>`` and ``</s>``; word ids follow, most frequent
+  first (ties broken alphabetically), so a vocabulary is a pure function of the corpus;
+* a sentence is encoded as ``<s> w_1 ... w_k </s>``: one ``<s>`` (never predicted) and one
+  ``</s>`` (predicted like a word); a corpus is the concatenation of its encoded sentences,
+  one flat integer array (see :func:`encode_sentences`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["UNK", "BOS", "EOS", "Vocab", "tokenize", "read_sentences", "encode_sentences", "sentence_starts", "check_ids"]
+
+UNK, BOS, EOS = "<unk>", "<s>", "</s>"
+SPECIALS = (UNK, BOS, EOS)
+
+
+def tokenize(text: str, lower: bool = False) -> list[list[str]]:
+    """Split ``text`` into sentences (one per non-blank line) of whitespace-separated tokens."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if lower:
+        text = text.lower()
+    return [line.split() for line in text.splitlines() if line.strip()]
+
+
+def read_sentences(path, lower: bool = False) -> list[list[str]]:
+    """Read a UTF-8 text file with one sentence per line (see :func:`tokenize`)."""
+    with open(path, encoding="utf-8") as f:
+        return tokenize(f.read(), lower=lower)
+
+
+def _check_sentences(sentences) -> None:
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be a list of token lists, not a str (use tokenize(text) first)")
+    for i, s in enumerate(sentences):
+        if isinstance(s, str):
+            raise TypeError(f"sentence {i} is a str; each sentence must be a list of tokens")
+
+
+class Vocab:
+    """A bijection between tokens and integer ids, with ``<unk>``, ``<s>``, ``</s>`` at 0, 1, 2.
+
+    Parameters
+    ----------
+    tokens : iterable of str
+        The word types, in id order (duplicates and specials are skipped).
+    """
+
+    unk_id, bos_id, eos_id = 0, 1, 2
+
+    def __init__(self, tokens: Iterable[str] = ()):
+        self.itos: list[str] = list(SPECIALS)
+        self.stoi: dict[str, int] = {t: i for i, t in enumerate(SPECIALS)}
+        for t in tokens:
+            if not isinstance(t, str):
+                raise TypeError(f"vocabulary tokens must be str, got {type(t).__name__}")
+            if t not in self.stoi:
+                self.stoi[t] = len(self.itos)
+                self.itos.append(t)
+
+    @classmethod
+    def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: int | None = None) -> "Vocab":
+        """Vocabulary of the tokens seen at least ``min_freq`` times, most frequent first.
+
+        ``max_size`` caps the number of word types (specials not counted). Tokens left out map
+        to ``<unk>`` when encoding.
+        """
+        if isinstance(min_freq, bool) or not isinstance(min_freq, (int, np.integer)) or min_freq < 1:
+            raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
+        if max_size is not None and (not isinstance(max_size, (int, np.integer)) or max_size < 0):
+            raise ValueError(f"max_size must be None or an int >= 0, got {max_size!r}")
+        sentences = list(sentences)
+        _check_sentences(sentences)
+        counts = Counter(t for s in sentences for t in s if t not in SPECIALS)
+        if not counts:
+            raise ValueError("cannot build a vocabulary from an empty corpus (no tokens)")
+        kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+        return cls(kept[:max_size] if max_size is not None else kept)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, token) -> bool:
+        return token in self.stoi
+
+    def __getitem__(self, token: str) -> int:
+        """The id of ``token``, or ``unk_id`` if it is not in the vocabulary."""
+        return self.stoi.get(token, self.unk_id)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Vocab) and self.itos == other.itos
+
+    def __repr__(self) -> str:
+        return f"Vocab({len(self)} types: {self.itos[3:8]}{'...' if len(self) > 8 else ''})"
+
+    def encode(self, tokens: Sequence[str], strict: bool = False) -> np.ndarray:
+        """Ids of ``tokens`` (shape ``(len(tokens),)``, int64); unknown tokens become ``<unk>``.
+
+        With ``strict=True`` an unknown token raises ``ValueError`` instead.
+        """
+        if isinstance(tokens, str):
+            raise TypeError("encode takes a list of tokens, not a str (split it first)")
+        if strict:
+            missing = [t for t in tokens if t not in self.stoi]
+            if missing:
+                raise ValueError(f"unknown token(s) not in the vocabulary: {missing[:5]}")
+        return np.fromiter((self.stoi.get(t, self.unk_id) for t in tokens), dtype=np.int64, count=len(tokens))
+
+    def decode(self, ids) -> list[str]:
+        """Tokens of integer ``ids``; raises ``ValueError`` for ids outside ``[0, len(self))``."""
+        ids = np.asarray(ids)
+        if ids.size and not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"ids must be integers, got dtype {ids.dtype}")
+        check_ids(ids, len(self))
+        return [self.itos[i] for i in ids.ravel().tolist()]
+
+
+def check_ids(ids: np.ndarray, vocab_size: int, name: str = "token id") -> None:
+    """Raise ``ValueError`` if any of ``ids`` lies outside ``[0, vocab_size)``."""
+    ids = np.asarray(ids)
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        bad = ids[(ids < 0) | (ids >= vocab_size)].ravel()[0]
+        raise ValueError(f"{name} {int(bad)} is outside the vocabulary (valid ids are 0..{vocab_size - 1})")
+
+
+def encode_sentences(sentences: Iterable[Sequence[str]], vocab: Vocab) -> np.ndarray:
+    """Encode sentences as one flat stream ``<s> w_1 ... w_k </s> <s> ...`` of int64 ids.
+
+    Shape ``(sum_i (len(s_i) + 2),)``. Sentence ``i`` starts at ``sentence_starts(stream)[i]``.
+    """
+    sentences = list(sentences)
+    _check_sentences(sentences)
+    parts = []
+    for s in sentences:
+        parts += [[Vocab.bos_id], vocab.encode(s), [Vocab.eos_id]]
+    if not parts:
+        raise ValueError("cannot encode an empty corpus (no sentences)")
+    return np.concatenate(parts).astype(np.int64)
+
+
+def sentence_starts(stream: np.ndarray) -> np.ndarray:
+    """Positions of the ``<s>`` tokens that open each sentence of an encoded stream."""
+    return np.flatnonzero(np.asarray(stream) == Vocab.bos_id)
