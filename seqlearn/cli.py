@@ -1,0 +1,119 @@
+"""The ``seqlearn`` command.
+
+::
+
+    seqlearn info                      versions, device, data directory
+    seqlearn run [CHAPTER ...]         execute chapters headless; time and peak memory each
+    seqlearn exercises [ASSIGNMENT ...] regenerate exercises/ from solutions/ (nbgrader)
+    seqlearn check-grading [ASSIGNMENT ...]
+                                       solutions -> full marks, blank -> 0, delegating -> 0
+    seqlearn ngram estimate|perplexity n-gram language models in ARPA format
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+
+__all__ = ["main", "build_parser"]
+
+
+def _info(args) -> int:
+    import numpy
+    import torch
+
+    import seqlearn
+    from seqlearn.data.download import data_dir
+    from seqlearn.device import default_device
+
+    rows = {
+        "seqlearn": seqlearn.__version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "torch": torch.__version__,
+        "device": str(default_device()),
+        "cuda": torch.version.cuda or "none",
+        "data directory": str(data_dir()),
+    }
+    for key, value in rows.items():
+        print(f"{key:>15}: {value}")
+    return 0
+
+
+def _run(args) -> int:
+    from seqlearn.notebooks import chapter_paths, course_root, execute_notebook
+
+    root = course_root(args.root)
+    failed = 0
+    for path in chapter_paths(root, args.chapters):
+        report = execute_notebook(path, timeout=args.timeout, html_dir=args.html)
+        verdict = "within" if report.within_binder_budget() else "OVER"
+        print(f"{report}  ({verdict} Binder's 3 min / 1.5 GB)", flush=True)
+        failed += not report.within_binder_budget()
+    return 1 if failed and args.strict else 0
+
+
+def _exercises(args) -> int:
+    from seqlearn.grading.nbgrader_tools import generate_exercises
+    from seqlearn.notebooks import course_root
+
+    for path in generate_exercises(course_root(args.root), args.assignments or None):
+        print(f"wrote {path}")
+    return 0
+
+
+def _check_grading(args) -> int:
+    from seqlearn.grading.nbgrader_tools import check_grading
+    from seqlearn.notebooks import course_root
+
+    root = course_root(args.root)
+    ok = True
+    for assignment in args.assignments or sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir()):
+        report = check_grading(root, assignment)
+        print(report)
+        ok &= report.ok
+    return 0 if ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``seqlearn`` command."""
+    from seqlearn.ngram.cli import add_subparser as add_ngram
+
+    parser = argparse.ArgumentParser(prog="seqlearn", description="The seqlearn course and package.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="versions, device and data directory").set_defaults(func=_info)
+
+    run = sub.add_parser("run", help="execute chapters headless; print time and peak memory")
+    run.add_argument("chapters", nargs="*", help="slugs or numbers (default: all)")
+    run.add_argument("--html", metavar="DIR", help="also write the executed chapters as HTML to DIR")
+    run.add_argument("--timeout", type=float, default=600, help="seconds per cell (default 600)")
+    run.add_argument("--strict", action="store_true", help="exit 1 if a chapter is over Binder's budget")
+    run.set_defaults(func=_run)
+
+    ex = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")
+    ex.add_argument("assignments", nargs="*")
+    ex.set_defaults(func=_exercises)
+
+    cg = sub.add_parser("check-grading", help="grading round trip for instructors changing an exercise")
+    cg.add_argument("assignments", nargs="*")
+    cg.set_defaults(func=_check_grading)
+
+    for p in (run, ex, cg):
+        p.add_argument("--root", help="course directory (default: found from the current directory)")
+    add_ngram(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``seqlearn`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError, FileNotFoundError) as err:
+        print(f"seqlearn: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

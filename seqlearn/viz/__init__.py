@@ -1,0 +1,10 @@
+"""Plotting helpers: one consistent matplotlib style and a small ipywidgets explorer helper.
+
+Nothing here changes matplotlib's settings on import; call :func:`apply_style` (chapters do
+it in their first code cell) or use :func:`style` as a context manager.
+"""
+
+from .explorer import explorer
+from .style import PALETTE, apply_style, style
+
+__all__ = ["PALETTE", "apply_style", "style", "explorer"]
