@@ -1,0 +1,55 @@
+# The course in two commands:  `make lab` (set up + open JupyterLab)  and  `make test`.
+# Every target sets up the virtual environment first (once; again when pyproject.toml changes).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.seqlearn-installed
+
+.PHONY: help install lab test test-fast book exercises check-grading bench clean
+
+help:
+	@echo "make lab            set up and open the course in JupyterLab"
+	@echo "make test           set up and run every test"
+	@echo "make test-fast      the package tests only (no notebooks, no nbgrader)"
+	@echo "make book           execute every chapter headless, HTML under build/"
+	@echo "make exercises      regenerate exercises/ from solutions/ (nbgrader)"
+	@echo "make check-grading  grading round trip of every assignment"
+	@echo "make bench          run the benchmarks in bench/"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9)"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	for ext in formgrader assignment_list course_list validate_assignment; do \
+	  $(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$ext >/dev/null 2>&1 || exit 1; done
+	$(BIN)/jupyter server extension list 2>&1 | grep -q "nbgrader.*enabled"
+	$(BIN)/jupyter labextension list 2>&1 | grep -q "@jupyter-widgets/jupyterlab-manager"
+	touch $@
+
+install: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=. chapters/01_ngram.ipynb
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
+
+book: $(STAMP)
+	$(BIN)/seqlearn run --html build/
+
+exercises: $(STAMP)
+	$(BIN)/seqlearn exercises
+
+check-grading: $(STAMP)
+	$(BIN)/seqlearn check-grading
+
+bench: $(STAMP)
+	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

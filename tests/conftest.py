@@ -1,0 +1,18 @@
+"""Shared test configuration: ``gpu`` tests are skipped where torch sees no CUDA device."""
+
+import os
+
+import pytest
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def pytest_collection_modifyitems(config, items):
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

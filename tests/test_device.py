@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+import torch
+
+from seqlearn.device import default_device, resolve_device, seed_everything
+
+
+def test_env_var_overrides_choice(monkeypatch):
+    monkeypatch.setenv("SEQLEARN_DEVICE", "cpu")
+    assert default_device() == torch.device("cpu")
+
+
+def test_default_prefers_cuda_when_present(monkeypatch):
+    monkeypatch.delenv("SEQLEARN_DEVICE", raising=False)
+    expected = "cuda" if torch.cuda.is_available() else default_device().type
+    assert default_device().type == expected
+    if not torch.cuda.is_available():
+        assert default_device().type in ("mps", "cpu")
+
+
+def test_resolve_device_rejects_bad_names():
+    with pytest.raises(ValueError, match="not a device name"):
+        resolve_device("gpu-please")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            resolve_device("cuda")
+
+
+def test_bad_env_var_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("SEQLEARN_DEVICE", "tpu9")
+    with pytest.raises(ValueError, match="tpu9"):
+        default_device()
+
+
+def test_seed_everything_makes_all_generators_repeat():
+    rng = seed_everything(7)
+    a = (np.random.rand(), torch.rand(1).item(), rng.random())
+    rng = seed_everything(7)
+    b = (np.random.rand(), torch.rand(1).item(), rng.random())
+    assert a == b
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_seed_everything_rejects_bad_seeds(seed):
+    with pytest.raises((TypeError, ValueError)):
+        seed_everything(seed)
+
+
+@pytest.mark.gpu
+def test_cuda_device_is_default_and_usable(monkeypatch):
+    monkeypatch.delenv("SEQLEARN_DEVICE", raising=False)
+    dev = default_device()
+    assert dev.type == "cuda"
+    x = torch.arange(4.0, device=dev)
+    assert x.sum().item() == 6.0
