@@ -1,0 +1,30 @@
+"""What autograder test cells call, and the guard that keeps graded references out of answers.
+
+* :mod:`seqlearn.grading.checks`: the generic machinery. :class:`FunctionCheck` describes an
+  exercise (reference, fixed cases, random-case generator, hints); ``check(fn)`` runs the
+  visible cases and ``check(fn, hidden=True)`` a fresh draw of hidden ones.
+  :func:`compare` finds the first difference between two results (floats with tolerances,
+  numpy arrays, torch tensors, mappings and Counters, lists and tuples).
+* :mod:`seqlearn.grading.guard`: :func:`reference` and :func:`student_code`.
+* One module per chapter with its checks, e.g. :mod:`seqlearn.grading.ngram`.
+* :mod:`seqlearn.grading.nbgrader_tools`: regenerate ``exercises/``, check the grading round
+  trip, hide hidden tests in feedback (needs nbgrader; not imported here).
+"""
+
+from .checks import Case, CheckFailure, FunctionCheck, Mismatch, compare, describe_type, hidden_rngs, visible_rngs
+from .guard import ReferenceCallError, is_grading, reference, student_code
+
+__all__ = [
+    "Case",
+    "CheckFailure",
+    "FunctionCheck",
+    "Mismatch",
+    "ReferenceCallError",
+    "compare",
+    "describe_type",
+    "hidden_rngs",
+    "is_grading",
+    "reference",
+    "student_code",
+    "visible_rngs",
+]

@@ -1,0 +1,541 @@
+"""Generic machinery of the autograder: run a student's function, compare with the reference, explain.
+
+An exercise is described by a :class:`FunctionCheck`: the reference it is graded against,
+a few hand-written cases (the worked examples of the notebook) and a generator of random
+cases. ``FunctionCheck.check(student_fn)`` runs the visible tests, and
+``FunctionCheck.check(student_fn, hidden=True)`` the hidden ones. A test cell is one line
+per kind of test::
+
+    check_count_ngrams(count_ngrams)
+    ### BEGIN HIDDEN TESTS
+    check_count_ngrams(count_ngrams, hidden=True)
+    ### END HIDDEN TESTS
+
+Seed policy
+-----------
+* Visible cases are the hand-written cases followed by random cases drawn from seeds that
+  are a pure function of the exercise's name (:func:`visible_rngs`): the same inputs on
+  every machine and every run, so a student can reproduce a failure.
+* Hidden cases are drawn at grading time from fresh entropy (:func:`hidden_rngs`, which
+  uses :mod:`secrets`): every grading run sees new inputs. The code that draws them is
+  public (it ships with the package); what stays secret is the draw itself, so no
+  answer can be fitted to the hidden inputs.
+
+What a failure says
+-------------------
+A failure raises :class:`CheckFailure` (an ``AssertionError`` subclass, so test runners
+treat it as a failed test) whose message names the function, the case, what differed
+(wrong type, shape, dtype, length, missing or extra keys, or a value, with expected and
+got), and a hint. For a visible case it also prints the input. For a hidden case it prints
+neither the input, nor mapping keys derived from it, nor the message of an exception the
+student's code raised (it may quote the input), and the student's printed output is
+swallowed. A student's exception is reported with its type, message and the line of their
+code that raised it; a call to a graded reference (see :mod:`seqlearn.grading.guard`) fails
+the whole check with the guard's explanation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import math
+import numbers
+import secrets
+import sysconfig
+import traceback
+import zlib
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .guard import ReferenceCallError, student_code
+
+__all__ = [
+    "Case",
+    "CheckFailure",
+    "FunctionCheck",
+    "Mismatch",
+    "compare",
+    "describe_type",
+    "visible_rngs",
+    "hidden_rngs",
+]
+
+
+
+def _clip(x: Any, limit: int = 80) -> str:
+    """``repr(x)``, cut to ``limit`` characters."""
+    text = repr(_plain(x))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class CheckFailure(AssertionError):
+    """A failed autograder check; its message tells the student what to fix.
+
+    In IPython the traceback is replaced by the message alone: the grader's stack frames
+    would only distract from it.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        lines = str(self).splitlines() or [""]
+        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {lines[0]}", *lines[1:]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input of a function under test.
+
+    Parameters
+    ----------
+    inputs : mapping of str to object
+        Argument name -> value, in the function's parameter order; passed positionally
+        unless the name is in ``keywords``.
+    keywords : tuple of str
+        Names passed as keyword arguments.
+    label : str
+        Optional description shown in visible failures ("the worked example").
+    """
+
+    inputs: Mapping[str, Any]
+    keywords: tuple[str, ...] = ()
+    label: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.inputs, Mapping):
+            raise TypeError(f"Case.inputs must be a mapping of argument names to values, got {describe_type(self.inputs)}")
+        unknown = set(self.keywords) - set(self.inputs)
+        if unknown:
+            raise ValueError(f"Case.keywords names arguments that are not inputs: {sorted(unknown)}")
+
+    def call(self, fn: Callable) -> Any:
+        """Call ``fn`` on a deep copy of the inputs (so it cannot alter the case)."""
+        inputs = copy.deepcopy(dict(self.inputs))
+        args = [v for k, v in inputs.items() if k not in self.keywords]
+        kwargs = {k: inputs[k] for k in self.keywords}
+        return fn(*args, **kwargs)
+
+    def describe(self) -> str:
+        """The inputs as ``name=value, ...`` (abbreviated when long)."""
+        return ", ".join(f"{k}={_clip(v, 600)}" for k, v in self.inputs.items())
+
+
+# ----------------------------------------------------------------------------- seeds
+
+
+def visible_rngs(name: str, n: int) -> list[np.random.Generator]:
+    """``n`` generators for the visible cases of exercise ``name``: the same on every run.
+
+    The seed is the CRC-32 of the name (Python's ``hash`` of a str changes between runs).
+    """
+    _check_count(n)
+    root = np.random.SeedSequence(zlib.crc32(name.encode("utf-8")))
+    return [np.random.default_rng(s) for s in root.spawn(n)]
+
+
+def hidden_rngs(n: int, entropy: int | None = None) -> list[np.random.Generator]:
+    """``n`` generators for hidden cases, seeded from fresh OS entropy unless ``entropy`` is given.
+
+    ``entropy`` exists so an instructor can replay a draw; graded hidden tests never pass it.
+    """
+    _check_count(n)
+    if entropy is None:
+        entropy = secrets.randbits(128)
+    root = np.random.SeedSequence(entropy)
+    return [np.random.default_rng(s) for s in root.spawn(n)]
+
+
+def _check_count(n) -> None:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"the number of cases must be an int >= 0, got {n!r}")
+
+
+# ----------------------------------------------------------------------------- comparison
+
+
+def describe_type(x: Any) -> str:
+    """A short description of the type (and shape, dtype, length) of ``x``, for messages."""
+    if _is_tensor(x):
+        return f"a torch.Tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
+    if isinstance(x, np.ndarray):
+        return f"a numpy array of shape {x.shape} and dtype {x.dtype}"
+    if x is None:
+        return "None"
+    if isinstance(x, (list, tuple)):
+        return f"a {type(x).__name__} of length {len(x)}"
+    return f"a {type(x).__module__ + '.' if type(x).__module__ not in ('builtins', 'collections') else ''}{type(x).__name__}"
+
+
+def _is_tensor(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach") and hasattr(x, "shape")
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """The first difference between an expected and a returned value.
+
+    Parameters
+    ----------
+    problem : str
+        What differs: ``"type"``, ``"shape"``, ``"dtype"``, ``"length"``, ``"missing keys"``,
+        ``"extra keys"`` or ``"value"``.
+    expected, got : str
+        Short descriptions of the expected and the returned thing.
+    path : tuple
+        Where, from the outside in: ``("index", i)`` for sequences and arrays, ``("key", k)``
+        for mappings. Keys come from the input, so they are withheld for hidden cases.
+    keys : tuple
+        For missing/extra keys, a few examples (withheld for hidden cases).
+    """
+
+    problem: str
+    expected: str
+    got: str
+    path: tuple = ()
+    keys: tuple = field(default=())
+
+    def where(self, hidden: bool = False) -> str:
+        """``result[...]...`` naming the differing part (mapping keys withheld if ``hidden``)."""
+        text = "the result"
+        for kind, item in self.path:
+            if kind == "key":
+                text += "[<a key>]" if hidden else f"[{item!r}]"
+            else:
+                text += f"[{item}]"
+        return text
+
+    def describe(self, hidden: bool = False) -> str:
+        """One sentence saying what differs, safe to show for hidden cases when ``hidden``."""
+        where = self.where(hidden)
+        if self.problem in ("missing keys", "extra keys"):
+            examples = " (keys withheld)" if hidden else ", e.g. " + ", ".join(_clip(k) for k in self.keys)
+            verb = "lacks" if self.problem == "missing keys" else "has"
+            which = "it should have" if self.problem == "missing keys" else "it should not have"
+            return f"{where} {verb} {self.got} key(s) {which}{examples}"
+        if self.problem == "value":
+            return f"{where} has the wrong value: expected {self.expected}, got {self.got}"
+        return f"{where} has the wrong {self.problem}: expected {self.expected}, got {self.got}"
+
+
+def compare(expected: Any, got: Any, *, rtol: float = 1e-9, atol: float = 1e-12) -> Mismatch | None:
+    """The first difference between ``expected`` and ``got``, or ``None`` if they agree.
+
+    Floats (Python, numpy), numpy arrays and torch tensors agree within
+    ``|got - expected| <= atol + rtol * |expected|`` (NaN matches NaN, infinities must match
+    exactly); ints, bools and strings must be equal. Arrays and tensors must match in
+    type, shape and dtype kind (float, int, bool, complex). Mappings must have the same keys
+    (a ``Counter``'s zero counts are ignored) and agreeing values; lists and tuples are
+    interchangeable but must have the same length and agreeing items.
+    """
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"tolerances must be >= 0, got rtol={rtol}, atol={atol}")
+    return _compare(expected, got, (), rtol, atol)
+
+
+def _compare(expected, got, path, rtol, atol) -> Mismatch | None:
+    if _is_tensor(expected):
+        return _compare_tensor(expected, got, path, rtol, atol)
+    if isinstance(expected, np.ndarray):
+        return _compare_array(expected, got, path, rtol, atol)
+    if isinstance(expected, (bool, np.bool_)):
+        return _compare_exact(expected, got, path, (bool, np.bool_), "a bool")
+    if _is_real(expected):
+        return _compare_number(expected, got, path, rtol, atol)
+    if isinstance(expected, Mapping):
+        return _compare_mapping(expected, got, path, rtol, atol)
+    if isinstance(expected, (list, tuple)):
+        return _compare_sequence(expected, got, path, rtol, atol)
+    return _compare_exact(expected, got, path, type(expected), describe_type(expected))
+
+
+def _compare_exact(expected, got, path, types, type_name) -> Mismatch | None:
+    if not isinstance(got, types):
+        return Mismatch("type", type_name, describe_type(got), path)
+    if got != expected:
+        return Mismatch("value", _clip(expected), _clip(got), path)
+    return None
+
+
+def _compare_number(expected, got, path, rtol, atol) -> Mismatch | None:
+    if _is_tensor(got) or (isinstance(got, np.ndarray)):
+        return Mismatch("type", "a number", describe_type(got) + " (use .item() to get the number)", path)
+    if not _is_real(got):
+        return Mismatch("type", "a number", describe_type(got), path)
+    if isinstance(expected, numbers.Integral) and isinstance(got, numbers.Integral):
+        ok = int(got) == int(expected)
+    else:
+        ok = _close(float(expected), float(got), rtol, atol)
+    return None if ok else Mismatch("value", _clip(expected), _clip(got), path)
+
+
+def _plain(x):
+    """A Python int/float for a numpy scalar, so messages read ``0.25``, not ``np.float64(0.25)``."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _close(expected: float, got: float, rtol: float, atol: float) -> bool:
+    if math.isnan(expected) or math.isnan(got):
+        return math.isnan(expected) and math.isnan(got)
+    if math.isinf(expected) or math.isinf(got):
+        return expected == got
+    return abs(got - expected) <= atol + rtol * abs(expected)
+
+
+def _compare_mapping(expected, got, path, rtol, atol) -> Mismatch | None:
+    if not isinstance(got, Mapping):
+        return Mismatch("type", f"a mapping ({type(expected).__name__} or dict)", describe_type(got), path)
+    if isinstance(expected, Counter):
+        expected = {k: v for k, v in expected.items() if v != 0}
+        got = {k: v for k, v in got.items() if not (_is_real(v) and v == 0)}
+    for problem, keys in (("missing keys", expected.keys() - got.keys()), ("extra keys", got.keys() - expected.keys())):
+        if keys:
+            return Mismatch(problem, "0", str(len(keys)), path, tuple(sorted(keys, key=repr)[:3]))
+    for key in sorted(expected, key=repr):
+        mismatch = _compare(expected[key], got[key], (*path, ("key", key)), rtol, atol)
+        if mismatch:
+            return mismatch
+    return None
+
+
+def _compare_sequence(expected, got, path, rtol, atol) -> Mismatch | None:
+    if not isinstance(got, (list, tuple)):
+        return Mismatch("type", f"a {type(expected).__name__} of length {len(expected)}", describe_type(got), path)
+    if len(got) != len(expected):
+        return Mismatch("length", str(len(expected)), str(len(got)), path)
+    for i, (e, g) in enumerate(zip(expected, got)):
+        mismatch = _compare(e, g, (*path, ("index", i)), rtol, atol)
+        if mismatch:
+            return mismatch
+    return None
+
+
+def _compare_tensor(expected, got, path, rtol, atol) -> Mismatch | None:
+    if not _is_tensor(got):
+        return Mismatch("type", describe_type(expected), describe_type(got), path)
+    if tuple(got.shape) != tuple(expected.shape):
+        return Mismatch("shape", str(tuple(expected.shape)), str(tuple(got.shape)), path)
+    if got.dtype != expected.dtype:
+        return Mismatch("dtype", str(expected.dtype), str(got.dtype), path)
+    return _compare_values(_tensor_to_numpy(expected), _tensor_to_numpy(got), path, rtol, atol)
+
+
+def _tensor_to_numpy(t) -> np.ndarray:
+    t = t.detach().cpu()
+    if not t.dtype.is_complex and t.dtype.is_floating_point:
+        t = t.double()
+    return t.numpy()
+
+
+def _compare_array(expected, got, path, rtol, atol) -> Mismatch | None:
+    if not isinstance(got, np.ndarray):
+        hint = " (convert with .detach().cpu().numpy())" if _is_tensor(got) else ""
+        return Mismatch("type", describe_type(expected), describe_type(got) + hint, path)
+    if got.shape != expected.shape:
+        return Mismatch("shape", str(expected.shape), str(got.shape), path)
+    if got.dtype.kind != expected.dtype.kind and not {got.dtype.kind, expected.dtype.kind} <= {"i", "u"}:
+        return Mismatch("dtype", f"{expected.dtype} (or another of kind {expected.dtype.kind!r})", str(got.dtype), path)
+    return _compare_values(expected, got, path, rtol, atol)
+
+
+def _compare_values(expected: np.ndarray, got: np.ndarray, path, rtol, atol) -> Mismatch | None:
+    if expected.dtype.kind in "fc" or got.dtype.kind in "fc":
+        ok = np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        ok = got == expected
+    if np.all(ok):
+        return None
+    bad = tuple(int(i) for i in np.argwhere(~np.asarray(ok))[0])
+    index = ", ".join(map(str, bad)) if bad else ""
+    n_bad = int(np.size(ok) - np.count_nonzero(ok))
+    return Mismatch(
+        "value",
+        repr(expected[bad].item()),
+        f"{got[bad].item()!r} ({n_bad} of {np.size(ok)} entries differ)",
+        (*path, ("index", index)) if bad else path,
+    )
+
+
+# ----------------------------------------------------------------------------- running student code
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """What a student's function raised: type name, message, and where in their code."""
+
+    type_name: str
+    message: str
+    location: str
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> "_Raised":
+        return cls(type(exc).__name__, str(exc), _student_location(exc))
+
+    def describe(self, hidden: bool) -> str:
+        where = f" ({self.location})" if self.location else ""
+        if hidden:
+            return f"raised {self.type_name}{where}; its message is withheld because it may quote the hidden input"
+        return f"raised {self.type_name}: {self.message}{where}"
+
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    dirs.add(str(Path(__file__).resolve().parents[1]))  # seqlearn itself
+    return tuple(dirs)
+
+
+def _student_location(exc: BaseException) -> str:
+    """``line N of <function>: <code>`` for the innermost frame of the student's own code."""
+    frames = traceback.extract_tb(exc.__traceback__)[1:]  # drop Case.call
+    library = _library_dirs()
+    own = [f for f in frames if not str(Path(f.filename).resolve()).startswith(library)] or frames
+    if not own:
+        return ""
+    frame = own[-1]
+    code = f": {frame.line.strip()}" if frame.line else ""
+    return f"line {frame.lineno} of {frame.name}{code}"
+
+
+@contextlib.contextmanager
+def _silenced(active: bool):
+    """Swallow what the student's code prints (hidden cases: it could print the input)."""
+    if not active:
+        yield
+        return
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        yield
+
+
+@dataclass(frozen=True)
+class FunctionCheck:
+    """How one exercise is graded: a reference, fixed cases, a random-case generator, hints.
+
+    Parameters
+    ----------
+    name : str
+        The function's name in the notebook (used in messages and to derive visible seeds).
+    reference : callable
+        The graded reference (a :func:`seqlearn.grading.guard.reference`).
+    random_case : callable
+        ``random_case(rng) -> Case``: one random input drawn with a ``numpy`` Generator.
+    fixed_cases : tuple of Case
+        Hand-written visible cases (the notebook's worked examples), run first.
+    n_visible, n_hidden : int
+        Number of random visible and hidden cases.
+    hint : str
+        General advice appended to every failure.
+    targeted_hint : callable, optional
+        ``targeted_hint(case, expected, got) -> str or None``: advice for a specific wrong
+        value. It must return fixed text (never quote the input): it is shown for hidden
+        cases too.
+    rtol, atol : float
+        Tolerances of :func:`compare`.
+
+    Notes
+    -----
+    If the reference raises ``ValueError`` or ``TypeError`` on a case, the student's
+    function must raise the same type there.
+    """
+
+    name: str
+    reference: Callable
+    random_case: Callable[[np.random.Generator], Case]
+    fixed_cases: tuple[Case, ...] = ()
+    n_visible: int = 4
+    n_hidden: int = 30
+    hint: str = ""
+    targeted_hint: Callable[[Case, Any, Any], str | None] | None = None
+    rtol: float = 1e-9
+    atol: float = 1e-12
+
+    def cases(self, hidden: bool = False, entropy: int | None = None) -> list[Case]:
+        """The visible cases (fixed, then seeded random), or a fresh draw of hidden ones."""
+        if hidden:
+            return [self.random_case(rng) for rng in hidden_rngs(self.n_hidden, entropy)]
+        return [*self.fixed_cases, *(self.random_case(rng) for rng in visible_rngs(self.name, self.n_visible))]
+
+    def check(self, student: Callable, hidden: bool = False) -> None:
+        """Grade ``student`` on the visible (or hidden) cases; raise :class:`CheckFailure` on the first failure.
+
+        Prints one line on success.
+        """
+        if not callable(student):
+            raise CheckFailure(f"{self.name} should be a function, but it is {describe_type(student)}.")
+        cases = self.cases(hidden=hidden)
+        for number, case in enumerate(cases, start=1):
+            problem = self._first_problem(student, case, hidden)
+            if problem:
+                raise CheckFailure(self._message(case, number, len(cases), hidden, *problem))
+        print(f"{self.name}: all {len(cases)} {'hidden' if hidden else 'visible'} cases passed.")
+
+    def _first_problem(self, student: Callable, case: Case, hidden: bool) -> tuple[str, str | None] | None:
+        """``(what went wrong, targeted hint)`` for one case, or ``None`` if it passed."""
+        expected, expected_error = self._expected(case)
+        got, error = self._run_student(student, case, hidden)
+        if error is not None:
+            return _error_problem(error, expected_error, hidden)
+        if expected_error is not None:
+            reason = "" if hidden else f" ({expected_error})"
+            return f"it should raise {type(expected_error).__name__} here{reason}, but it returned {describe_type(got)}", None
+        mismatch = compare(expected, got, rtol=self.rtol, atol=self.atol)
+        if mismatch is None:
+            return None
+        return mismatch.describe(hidden), self._targeted_hint(case, expected, got, mismatch)
+
+    def _targeted_hint(self, case: Case, expected: Any, got: Any, mismatch: Mismatch) -> str | None:
+        """The exercise's specific advice; only asked when ``got`` has the expected type."""
+        if self.targeted_hint is None or (mismatch.problem == "type" and not mismatch.path):
+            return None
+        return self.targeted_hint(case, expected, got)
+
+    def _expected(self, case: Case) -> tuple[Any, Exception | None]:
+        """The reference's result on ``case``, or the ValueError/TypeError it raises."""
+        try:
+            return case.call(self.reference), None
+        except (ValueError, TypeError) as exc:
+            return None, exc
+
+    def _run_student(self, student: Callable, case: Case, hidden: bool) -> tuple[Any, Exception | None]:
+        """The student's result on ``case``, or the exception it raised (calling a reference fails the check)."""
+        try:
+            with student_code(), _silenced(hidden):
+                return case.call(student), None
+        except ReferenceCallError as exc:
+            raise CheckFailure(f"{self.name} scores zero: {exc}") from None
+        except Exception as exc:  # the student's bug, reported as such
+            return None, exc
+
+    def _message(self, case: Case, number: int, total: int, hidden: bool, problem: str, targeted: str | None) -> str:
+        kind = "hidden" if hidden else "visible"
+        label = f" ({case.label})" if case.label and not hidden else ""
+        lines = [f"{self.name} failed {kind} case {number} of {total}{label}."]
+        if hidden:
+            lines.append("    input: withheld (hidden cases are drawn fresh at each grading run)")
+        else:
+            lines.append(f"    input: {case.describe()}")
+        lines.append(f"    problem: {problem}")
+        for hint in (targeted, self.hint):
+            if hint:
+                lines.append(f"    hint: {hint}")
+        return "\n".join(lines)
+
+
+def _error_problem(error: Exception, expected_error: Exception | None, hidden: bool) -> tuple[str, str | None] | None:
+    """What to say about an exception the student's function raised (``None`` if it was expected)."""
+    if expected_error is not None and isinstance(error, type(expected_error)):
+        return None
+    if isinstance(error, NotImplementedError) and expected_error is None:
+        return "it raised NotImplementedError: it is not implemented yet", (
+            "replace the `raise NotImplementedError()` line with your solution and run the cell again"
+        )
+    should = f"it should raise {type(expected_error).__name__} here, but it " if expected_error else "it "
+    return should + _Raised.from_exception(error).describe(hidden), None

@@ -1,0 +1,310 @@
+"""Autograder checks of the Chapter 1 exercises (n-grams and Kneser-Ney).
+
+Each ``check_<name>(student_fn, hidden=False)`` grades the student's implementation of the
+function of the same name in :mod:`seqlearn.ngram.basics` (the graded reference) and
+raises :class:`~seqlearn.grading.checks.CheckFailure` with an explanation on the first
+wrong case. Visible cases are the notebook's worked examples plus random cases from fixed
+seeds; hidden cases are drawn fresh at each grading run (see :mod:`seqlearn.grading.checks`
+for the seed policy).
+
+Random inputs are small corpora over a fixed list of words, with Zipf-like frequencies so
+that words repeat, and occasionally an empty sentence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from types import MappingProxyType
+
+import numpy as np
+
+from ..data.vocab import BOS, EOS
+from ..ngram.basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
+from .checks import Case, FunctionCheck
+
+__all__ = [
+    "check_count_ngrams",
+    "check_add_k_prob",
+    "check_perplexity",
+    "check_continuation_counts",
+    "check_kn_bigram_prob",
+    "check_mkn_discounts",
+    "CHECKS",
+]
+
+WORDS = ("the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "red", "saw", "and")
+UNSEEN_WORD = "zebra"
+EXAMPLE = [["the", "cat", "sat"], ["the", "dog"]]
+
+
+# ----------------------------------------------------------------------------- random corpora
+
+
+def random_sentences(rng: np.random.Generator, max_sentences: int = 5, max_len: int = 6) -> list[list[str]]:
+    """1..max_sentences sentences of 0..max_len tokens over a random subset of :data:`WORDS`."""
+    vocab = rng.permutation(WORDS)[: rng.integers(2, len(WORDS) + 1)].tolist()
+    weights = 1.0 / np.arange(1, len(vocab) + 1)
+    lengths = rng.integers(0, max_len + 1, size=rng.integers(1, max_sentences + 1))
+    lengths[rng.random(lengths.size) < 0.8] |= 1  # empty sentences stay rare
+    return [[str(w) for w in rng.choice(vocab, size=k, p=weights / weights.sum())] for k in lengths]
+
+
+def _types(sentences) -> list[str]:
+    return sorted({w for s in sentences for w in s})
+
+
+def _pick(rng: np.random.Generator, options):
+    return options[int(rng.integers(len(options)))]
+
+
+def _counts(sentences, n: int) -> Counter:
+    return count_ngrams(sentences, n)
+
+
+# ----------------------------------------------------------------------------- count_ngrams
+
+
+def _count_ngrams_case(rng: np.random.Generator) -> Case:
+    return Case({"sentences": random_sentences(rng), "n": int(rng.integers(1, 5))})
+
+
+def _count_ngrams_hint(case: Case, expected: Counter, got) -> str | None:
+    if not all(isinstance(gram, tuple) for gram in got):
+        return "the keys must be tuples of n tokens, e.g. ('the', 'cat'), not strings or lists"
+    if (BOS,) in got:
+        return "('<s>',) is not a unigram: <s> is a context that is never predicted, so it is never counted alone"
+    if any(BOS in gram[1:] or EOS in gram[:-1] for gram in got):
+        return "<s> can only open an n-gram and </s> only close one: pad each sentence separately"
+    if sum(got.values()) != sum(expected.values()):
+        return "a padded sentence of length L has L - n + 1 n-grams: pad with exactly one <s> and one </s>"
+    return None
+
+
+COUNT_NGRAMS = FunctionCheck(
+    name="count_ngrams",
+    reference=count_ngrams,
+    random_case=_count_ngrams_case,
+    fixed_cases=(
+        Case({"sentences": EXAMPLE, "n": 2}, label="the worked example"),
+        Case({"sentences": EXAMPLE, "n": 1}, label="unigrams of the worked example"),
+        Case({"sentences": [[]], "n": 2}, label="an empty sentence"),
+    ),
+    hint="pad each sentence as <s> w_1 ... w_k </s>, count every window of n tokens as a tuple, "
+    "skip the unigram ('<s>',), and return a collections.Counter",
+    targeted_hint=_count_ngrams_hint,
+)
+
+
+def check_count_ngrams(student_fn, hidden: bool = False) -> None:
+    """Grade ``count_ngrams(sentences, n)`` (visible cases, or fresh hidden ones)."""
+    COUNT_NGRAMS.check(student_fn, hidden=hidden)
+
+
+# ----------------------------------------------------------------------------- add_k_prob
+
+
+def _add_k_case(rng: np.random.Generator) -> Case:
+    sentences = random_sentences(rng)
+    n = int(rng.integers(1, 4))
+    counts = _counts(sentences, n)
+    contexts = sorted({gram[:-1] for gram in counts})
+    if rng.random() < 0.2:
+        contexts = [tuple(_pick(rng, [*WORDS, UNSEEN_WORD]) for _ in range(n - 1))]
+    words = [*_types(sentences), EOS, UNSEEN_WORD]
+    k = float(_pick(rng, [1.0, 0.5, 0.1, round(float(rng.uniform(0.01, 2.0)), 3)]))
+    inputs = {
+        "context": _pick(rng, contexts),
+        "word": _pick(rng, words),
+        "counts": counts,
+        "k": k,
+        "vocab_size": len(_types(sentences)) + 2,  # the words, </s> and <unk>
+    }
+    return Case(inputs)
+
+
+def _add_k_hint(case: Case, expected: float, got) -> str | None:
+    counts, context, k = case.inputs["counts"], tuple(case.inputs["context"]), case.inputs["k"]
+    numerator = counts.get((*context, case.inputs["word"]), 0) + k
+    history_count = _context_count(counts, context)
+    if history_count and math.isclose(got, numerator / history_count):
+        return "add k |V| to the denominator: every word of the vocabulary received k extra counts"
+    if math.isclose(got, (numerator - k) / (history_count + k * case.inputs["vocab_size"])):
+        return "add k to the numerator too"
+    return None
+
+
+def _context_count(counts, context: tuple) -> int:
+    return sum(c for gram, c in counts.items() if gram[:-1] == context)
+
+
+ADD_K_PROB = FunctionCheck(
+    name="add_k_prob",
+    reference=add_k_prob,
+    random_case=_add_k_case,
+    fixed_cases=(
+        Case({"context": ("the",), "word": "cat", "counts": _counts(EXAMPLE, 2), "k": 1.0, "vocab_size": 6}, label="the worked example"),
+        Case({"context": ("cat",), "word": "dog", "counts": _counts(EXAMPLE, 2), "k": 1.0, "vocab_size": 6}, label="an unseen bigram"),
+        Case({"context": ("dog",), "word": "the", "counts": _counts(EXAMPLE, 2), "k": 0.5, "vocab_size": 6}),
+    ),
+    hint="P(w | h) = (c(h w) + k) / (c(h •) + k |V|), where c(h •) sums the counts of all n-grams that start with "
+    "the context h (it is 0 for an unseen context) and the counts may lack h w",
+    targeted_hint=_add_k_hint,
+)
+
+
+def check_add_k_prob(student_fn, hidden: bool = False) -> None:
+    """Grade ``add_k_prob(context, word, counts, k, vocab_size)``."""
+    ADD_K_PROB.check(student_fn, hidden=hidden)
+
+
+# ----------------------------------------------------------------------------- perplexity
+
+
+def _perplexity_case(rng: np.random.Generator) -> Case:
+    probs = rng.uniform(0.001, 1.0, size=rng.integers(1, 30))
+    log_probs = np.log(probs).tolist()
+    if rng.random() < 0.1:
+        log_probs[int(rng.integers(len(log_probs)))] = -math.inf
+    return Case({"log_probs": log_probs})
+
+
+def _perplexity_hint(case: Case, expected: float, got) -> str | None:
+    if isinstance(got, float) and math.isfinite(expected) and got > 0:
+        if math.isclose(got, 1.0 / expected, rel_tol=1e-6):
+            return "mind the sign: perplexity is exp of MINUS the average log-probability"
+        if math.isclose(got, math.log(expected), rel_tol=1e-6):
+            return "return exp(...) of the average negative log-probability, not the average itself"
+    return None
+
+
+PERPLEXITY = FunctionCheck(
+    name="perplexity",
+    reference=perplexity,
+    random_case=_perplexity_case,
+    fixed_cases=(
+        Case({"log_probs": [math.log(1 / 2), math.log(1 / 4), math.log(1 / 8)]}, label="the worked example"),
+        Case({"log_probs": [math.log(0.25), -math.inf]}, label="a token of probability zero"),
+        Case({"log_probs": []}, label="no tokens"),
+    ),
+    hint="PP = exp(-(1/T) * sum_t log P(w_t | h_t)) with natural logs; raise ValueError for an empty list",
+    targeted_hint=_perplexity_hint,
+)
+
+
+def check_perplexity(student_fn, hidden: bool = False) -> None:
+    """Grade ``perplexity(log_probs)``."""
+    PERPLEXITY.check(student_fn, hidden=hidden)
+
+
+# ----------------------------------------------------------------------------- continuation_counts
+
+
+def _continuation_case(rng: np.random.Generator) -> Case:
+    return Case({"counts": _counts(random_sentences(rng), int(rng.integers(2, 4)))})
+
+
+def _continuation_hint(case: Case, expected: Counter, got) -> str | None:
+    orders = {len(gram) for gram in case.inputs["counts"]}
+    if not all(isinstance(key, tuple) for key in got) or any(len(key) in orders for key in got):
+        return "the keys are the (n-1)-gram suffixes u = gram[1:] (tuples), not whole n-grams or single words"
+    if sum(got.values()) == sum(case.inputs["counts"].values()) != sum(expected.values()):
+        return "count distinct left neighbours (types), not occurrences: add 1 per n-gram type, not c(v u)"
+    return None
+
+
+CONTINUATION_COUNTS = FunctionCheck(
+    name="continuation_counts",
+    reference=continuation_counts,
+    random_case=_continuation_case,
+    fixed_cases=(Case({"counts": _counts(EXAMPLE, 2)}, label="the worked example"),),
+    hint="N1+(• u) is the number of distinct words v with c(v u) > 0; key the result by the suffix tuple gram[1:]",
+    targeted_hint=_continuation_hint,
+)
+
+
+def check_continuation_counts(student_fn, hidden: bool = False) -> None:
+    """Grade ``continuation_counts(counts)``."""
+    CONTINUATION_COUNTS.check(student_fn, hidden=hidden)
+
+
+# ----------------------------------------------------------------------------- kn_bigram_prob
+
+
+def _kn_case(rng: np.random.Generator) -> Case:
+    sentences = random_sentences(rng)
+    types = _types(sentences)
+    d = float(_pick(rng, [0.75, 0.5, 1.0, round(float(rng.uniform(0.0, 1.0)), 3)]))
+    inputs = {
+        "context": _pick(rng, [BOS, *types, *types, UNSEEN_WORD]),
+        "word": _pick(rng, [*types, *types, EOS, UNSEEN_WORD]),
+        "bigram_counts": _counts(sentences, 2),
+        "d": d,
+    }
+    return Case(inputs)
+
+
+def _kn_hint(case: Case, expected: float, got) -> str | None:
+    if _context_count(case.inputs["bigram_counts"], (case.inputs["context"],)) == 0:
+        return "for a context never seen, c(v •) = 0: return P_cont(w) alone"
+    return None
+
+
+KN_BIGRAM_PROB = FunctionCheck(
+    name="kn_bigram_prob",
+    reference=kn_bigram_prob,
+    random_case=_kn_case,
+    fixed_cases=(
+        Case({"context": "the", "word": "cat", "bigram_counts": _counts(EXAMPLE, 2), "d": 0.5}, label="the worked example"),
+        Case({"context": "the", "word": "sat", "bigram_counts": _counts(EXAMPLE, 2), "d": 0.5}, label="an unseen bigram"),
+        Case({"context": UNSEEN_WORD, "word": "cat", "bigram_counts": _counts(EXAMPLE, 2), "d": 0.75}, label="an unseen context"),
+    ),
+    hint="P_KN(w | v) = max(c(v w) - d, 0) / c(v •) + d N1+(v •) / c(v •) * P_cont(w), with "
+    "P_cont(w) = N1+(• w) / N1+(• •); use P_cont(w) alone when c(v •) = 0",
+    targeted_hint=_kn_hint,
+)
+
+
+def check_kn_bigram_prob(student_fn, hidden: bool = False) -> None:
+    """Grade ``kn_bigram_prob(context, word, bigram_counts, d)``."""
+    KN_BIGRAM_PROB.check(student_fn, hidden=hidden)
+
+
+# ----------------------------------------------------------------------------- mkn_discounts
+
+
+def _mkn_case(rng: np.random.Generator) -> Case:
+    if rng.random() < 0.5:
+        counts = _counts(random_sentences(rng, max_sentences=40, max_len=8), int(rng.integers(1, 3)))
+        return Case({"count_of_counts": Counter(counts.values())})
+    n = np.sort(rng.integers(0, 60, size=4))[::-1]
+    keys = [1, 2, 3, 4] if rng.random() < 0.8 else [1, 2, 3]
+    return Case({"count_of_counts": {r: int(n[r - 1]) for r in keys}})
+
+
+MKN_DISCOUNTS = FunctionCheck(
+    name="mkn_discounts",
+    reference=mkn_discounts,
+    random_case=_mkn_case,
+    fixed_cases=(
+        Case({"count_of_counts": {1: 10, 2: 4, 3: 2, 4: 1}}, label="the worked example"),
+        Case({"count_of_counts": {1: 7, 2: 3, 3: 1}}, label="no n-gram seen 4 times"),
+        Case({"count_of_counts": {1: 5, 2: 0, 3: 1, 4: 1}}, label="n_2 = 0"),
+    ),
+    hint="Y = n1 / (n1 + 2 n2), D1 = 1 - 2Y n2/n1, D2 = 2 - 3Y n3/n2, D3+ = 3 - 4Y n4/n3; a missing r counts "
+    "as n_r = 0; raise ValueError if n1, n2 or n3 is 0; return the tuple (D1, D2, D3+)",
+)
+
+
+def check_mkn_discounts(student_fn, hidden: bool = False) -> None:
+    """Grade ``mkn_discounts(count_of_counts)``."""
+    MKN_DISCOUNTS.check(student_fn, hidden=hidden)
+
+
+CHECKS = MappingProxyType(
+    {
+        check.name: check
+        for check in (COUNT_NGRAMS, ADD_K_PROB, PERPLEXITY, CONTINUATION_COUNTS, KN_BIGRAM_PROB, MKN_DISCOUNTS)
+    }
+)
+"""The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
