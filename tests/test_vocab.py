@@ -1,0 +1,109 @@
+"""Vocabulary, tokenisation and the flat ``<s> w1 .. wk </s>`` encoding."""
+
+import numpy as np
+import pytest
+
+from seqlearn.data.vocab import (
+    BOS,
+    EOS,
+    UNK,
+    Vocab,
+    check_ids,
+    encode_sentences,
+    read_sentences,
+    sentence_starts,
+    tokenize,
+)
+
+CORPUS = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat"]]
+
+
+def test_specials_have_fixed_ids():
+    v = Vocab()
+    assert (v.unk_id, v.bos_id, v.eos_id) == (0, 1, 2)
+    assert v.itos == [UNK, BOS, EOS] == ["<unk>", "<s>", "</s>"]
+    assert len(v) == 3
+
+
+def test_build_orders_by_frequency_then_alphabet():
+    v = Vocab.build(CORPUS)
+    # counts: the 2, cat 2, sat 2, dog 1, a 1 -> ties alphabetical
+    assert v.itos[3:] == ["cat", "sat", "the", "a", "dog"]
+    assert [v[t] for t in ["cat", "sat", "the", "a", "dog"]] == [3, 4, 5, 6, 7]
+
+
+def test_build_is_a_function_of_the_corpus_not_its_order():
+    assert Vocab.build(CORPUS) == Vocab.build(CORPUS[::-1])
+    assert Vocab.build(CORPUS) != Vocab.build(CORPUS[:2])
+
+
+def test_min_freq_and_max_size():
+    assert Vocab.build(CORPUS, min_freq=2).itos[3:] == ["cat", "sat", "the"]
+    assert Vocab.build(CORPUS, max_size=2).itos[3:] == ["cat", "sat"]
+    assert Vocab.build(CORPUS, max_size=0).itos == [UNK, BOS, EOS]
+
+
+def test_specials_in_the_corpus_are_not_counted_twice():
+    v = Vocab.build([["<s>", "x", "</s>", "<unk>"]])
+    assert v.itos == [UNK, BOS, EOS, "x"]
+
+
+def test_encode_and_decode_round_trip():
+    v = Vocab.build(CORPUS)
+    ids = v.encode(["the", "cat", "flew"])
+    assert ids.dtype == np.int64 and ids.tolist() == [5, 3, 0]
+    assert v.decode(ids) == ["the", "cat", UNK]
+    assert v.decode(np.array([[3, 4]])) == ["cat", "sat"]
+    assert "cat" in v and "flew" not in v
+
+
+def test_strict_encoding_rejects_unknown_tokens():
+    v = Vocab.build(CORPUS)
+    with pytest.raises(ValueError, match="flew"):
+        v.encode(["cat", "flew"], strict=True)
+
+
+def test_encode_sentences_makes_the_flat_stream():
+    v = Vocab.build(CORPUS)
+    stream = encode_sentences([["the", "cat"], [], ["dog"]], v)
+    assert stream.tolist() == [1, 5, 3, 2, 1, 2, 1, 7, 2]
+    assert sentence_starts(stream).tolist() == [0, 4, 6]
+    assert len(stream) == sum(len(s) + 2 for s in [["the", "cat"], [], ["dog"]])
+
+
+def test_tokenize_and_read_sentences(tmp_path):
+    text = "The cat  sat\n\n  a dog \n"
+    assert tokenize(text) == [["The", "cat", "sat"], ["a", "dog"]]
+    assert tokenize(text, lower=True) == [["the", "cat", "sat"], ["a", "dog"]]
+    path = tmp_path / "corpus.txt"
+    path.write_text("één twee\ndrie\n", encoding="utf-8")
+    assert read_sentences(path) == [["één", "twee"], ["drie"]]
+
+
+def test_check_ids():
+    check_ids(np.array([0, 4]), 5)
+    check_ids(np.array([], dtype=np.int64), 5)
+    with pytest.raises(ValueError, match="5 is outside"):
+        check_ids(np.array([1, 5]), 5)
+    with pytest.raises(ValueError, match="-1 is outside"):
+        check_ids([-1], 5)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: tokenize(["a b"]), TypeError, "str"),
+    (lambda: Vocab([1, 2]), TypeError, "str"),
+    (lambda: Vocab.build(CORPUS, min_freq=0), ValueError, "min_freq"),
+    (lambda: Vocab.build(CORPUS, min_freq=1.5), ValueError, "min_freq"),
+    (lambda: Vocab.build(CORPUS, max_size=-1), ValueError, "max_size"),
+    (lambda: Vocab.build([]), ValueError, "empty"),
+    (lambda: Vocab.build("the cat"), TypeError, "str"),
+    (lambda: Vocab.build(["the cat"]), TypeError, "sentence 0"),
+    (lambda: Vocab.build(CORPUS).encode("cat"), TypeError, "str"),
+    (lambda: Vocab.build(CORPUS).decode([1.0]), TypeError, "integers"),
+    (lambda: Vocab.build(CORPUS).decode([99]), ValueError, "outside"),
+    (lambda: encode_sentences([], Vocab.build(CORPUS)), ValueError, "empty"),
+    (lambda: encode_sentences(["the cat"], Vocab.build(CORPUS)), TypeError, "sentence 0"),
+])
+def test_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
