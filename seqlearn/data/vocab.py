@@ -37,12 +37,15 @@ def read_sentences(path, lower: bool = False) -> list[list[str]]:
         return tokenize(f.read(), lower=lower)
 
 
-def _check_sentences(sentences) -> None:
+def _sentence_list(sentences) -> list:
+    """``sentences`` as a list, after checking it is a collection of token lists."""
     if isinstance(sentences, str):
         raise TypeError("sentences must be a list of token lists, not a str (use tokenize(text) first)")
+    sentences = list(sentences)
     for i, s in enumerate(sentences):
         if isinstance(s, str):
             raise TypeError(f"sentence {i} is a str; each sentence must be a list of tokens")
+    return sentences
 
 
 class Vocab:
@@ -77,8 +80,7 @@ class Vocab:
             raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
         if max_size is not None and (not isinstance(max_size, (int, np.integer)) or max_size < 0):
             raise ValueError(f"max_size must be None or an int >= 0, got {max_size!r}")
-        sentences = list(sentences)
-        _check_sentences(sentences)
+        sentences = _sentence_list(sentences)
         counts = Counter(t for s in sentences for t in s if t not in SPECIALS)
         if not counts:
             raise ValueError("cannot build a vocabulary from an empty corpus (no tokens)")
@@ -136,10 +138,8 @@ def encode_sentences(sentences: Iterable[Sequence[str]], vocab: Vocab) -> np.nda
 
     Shape ``(sum_i (len(s_i) + 2),)``. Sentence ``i`` starts at ``sentence_starts(stream)[i]``.
     """
-    sentences = list(sentences)
-    _check_sentences(sentences)
     parts = []
-    for s in sentences:
+    for s in _sentence_list(sentences):
         parts += [[Vocab.bos_id], vocab.encode(s), [Vocab.eos_id]]
     if not parts:
         raise ValueError("cannot encode an empty corpus (no sentences)")
