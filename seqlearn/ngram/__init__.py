@@ -1,0 +1,65 @@
+"""Chapter 1: n-gram language models, from counting to modified Kneser-Ney.
+
+:mod:`~seqlearn.ngram.basics` has the textbook formulas in plain Python (the references the
+exercises are graded against); :mod:`~seqlearn.ngram.counts` counts n-grams of whole
+corpora with numpy; :mod:`~seqlearn.ngram.models` holds the models (MLE, add-k, absolute
+discounting, interpolated and modified Kneser-Ney, and the backoff model of an ARPA file),
+which share the API of :class:`~seqlearn.ngram.base.LanguageModel`;
+:mod:`~seqlearn.ngram.arpa` writes and parses ARPA files; :mod:`~seqlearn.ngram.cli` is the
+``seqlearn ngram`` command.
+"""
+
+from .arpa import ArpaSection, parse_arpa, write_arpa
+from .base import LanguageModel, PerplexityReport, as_stream, check_order
+from .basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
+from .counts import NGramCounts, NGramIndex, adjusted_counts, count_of_counts
+from .models import (
+    METHODS,
+    MLE,
+    AbsoluteDiscounting,
+    AddK,
+    BackoffModel,
+    InterpolatedModel,
+    KneserNey,
+    ModifiedKneserNey,
+    kn_discount,
+    make_model,
+    mkn_discounts_from_counts,
+    read_arpa,
+)
+
+__all__ = [
+    # textbook formulas (graded references)
+    "count_ngrams",
+    "add_k_prob",
+    "perplexity",
+    "continuation_counts",
+    "kn_bigram_prob",
+    "mkn_discounts",
+    # vectorised counting
+    "NGramIndex",
+    "NGramCounts",
+    "adjusted_counts",
+    "count_of_counts",
+    # models
+    "LanguageModel",
+    "PerplexityReport",
+    "InterpolatedModel",
+    "MLE",
+    "AddK",
+    "AbsoluteDiscounting",
+    "KneserNey",
+    "ModifiedKneserNey",
+    "BackoffModel",
+    "METHODS",
+    "make_model",
+    "kn_discount",
+    "mkn_discounts_from_counts",
+    "as_stream",
+    "check_order",
+    # ARPA files
+    "read_arpa",
+    "write_arpa",
+    "parse_arpa",
+    "ArpaSection",
+]

@@ -1,0 +1,199 @@
+r"""The ARPA text format of backoff n-gram models: writing and parsing.
+
+An ARPA file lists, for each order k, n-grams with the log10 of their probability and
+(below the highest order) the log10 of their backoff weight::
+
+    \data\
+    ngram 1=<number of 1-grams>
+    ngram 2=<number of 2-grams>
+
+    \1-grams:
+    <log10 p(w)>	<w>	<log10 bo(w)>
+    ...
+    \2-grams:
+    <log10 p(w | v)>	<v w>
+    ...
+    \end\
+
+It is queried with the backoff rule
+
+.. math::
+    P(w \mid h) = \begin{cases} p(h\, w) & \text{if } h\, w \text{ is listed} \\
+                  bo(h)\, P(w \mid h') & \text{otherwise} \end{cases}
+
+where h' drops the first word of h and bo(h) = 1 for an h that is not listed. A log10
+value of -99 or less stands for probability (or weight) zero. The model that reads a file
+back, :class:`seqlearn.ngram.models.BackoffModel`, lives with the other models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .counts import NGramIndex
+
+__all__ = ["ArpaSection", "write_arpa", "parse_arpa", "LOG10_ZERO"]
+
+LOG10_ZERO = -99.0
+"""What an ARPA file writes for log10(0); values at or below it are read back as zero."""
+
+_HEADER_LINE = re.compile(r"ngram\s+(\d+)\s*=\s*(\d+)$")
+_SECTION_LINE = re.compile(r"\\(\d+)-grams:$")
+
+
+@contextlib.contextmanager
+def _open(file, mode: str):
+    """Yield a text file object for a path (opened and closed here) or an open file."""
+    if isinstance(file, (str, os.PathLike)):
+        with open(file, mode, encoding="utf-8") as f:
+            yield f
+    else:
+        yield file
+
+
+def _format(x: np.ndarray) -> list[str]:
+    """log10 values as text: shortest round-trip decimals, -99 for zero probability."""
+    return ["-99" if v <= LOG10_ZERO else repr(v) for v in x.tolist()]
+
+
+def _ngram_texts(itos: list[str], index: NGramIndex) -> list[list[str]]:
+    """The text ``"u_1 ... u_k"`` of every k-gram of the index, order by order."""
+    texts = [list(itos)]
+    for k in range(2, index.order + 1):
+        prev = texts[-1]
+        texts.append([f"{prev[h]} {itos[w]}" for h, w in zip(index.prefix(k).tolist(), index.last(k).tolist())])
+    return texts
+
+
+def write_arpa(file, itos: list[str], index: NGramIndex, tables) -> None:
+    """Write an ARPA file.
+
+    Parameters
+    ----------
+    file : path or text file object
+    itos : list of str
+        The word of each id.
+    index : NGramIndex
+        The n-grams (their words) of orders 1..N.
+    tables : list of N tuples ``(ids, log10_p, log10_bo)``
+        Per order k: the ids of the k-grams to write (shape ``(m_k,)``), their log10
+        probabilities and their log10 backoff weights (same shape; ``None`` at order N).
+    """
+    texts = _ngram_texts(itos, index)
+    with _open(file, "w") as f:
+        f.write("\\data\\\n")
+        for k, (ids, _, _) in enumerate(tables, start=1):
+            f.write(f"ngram {k}={len(ids)}\n")
+        for k, (ids, log10_p, log10_bo) in enumerate(tables, start=1):
+            f.write(f"\n\\{k}-grams:\n")
+            words = [texts[k - 1][i] for i in ids.tolist()]
+            if log10_bo is None:
+                lines = [f"{p}\t{u}\n" for p, u in zip(_format(log10_p), words)]
+            else:
+                lines = [f"{p}\t{u}\t{b}\n" for p, u, b in zip(_format(log10_p), words, _format(log10_bo))]
+            f.writelines(lines)
+        f.write("\n\\end\\\n")
+
+
+@dataclass
+class ArpaSection:
+    """The k-grams of one ARPA section, in file order.
+
+    ``ngrams``: tuples of k words; ``log10_p``, ``log10_bo`` (shape ``(n_k,)``; backoffs
+    not given are 0); ``lines``: the 1-based line number of each entry.
+    """
+
+    ngrams: list[tuple[str, ...]]
+    log10_p: np.ndarray
+    log10_bo: np.ndarray
+    lines: np.ndarray
+
+
+def _error(line_no: int, message: str) -> ValueError:
+    return ValueError(f"malformed ARPA file, line {line_no}: {message}")
+
+
+def _parse_header(lines, start: int) -> tuple[list[int], int]:
+    """Read the ``ngram k=n`` lines after ``\\data\\``; return the counts and the next line index."""
+    counts: list[int] = []
+    i = start
+    while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("\\"):
+        match = _HEADER_LINE.match(lines[i].strip())
+        if not match:
+            raise _error(i + 1, f"expected 'ngram k=count', got {lines[i].strip()!r}")
+        k, n = int(match[1]), int(match[2])
+        if k != len(counts) + 1:
+            raise _error(i + 1, f"expected the count of the {len(counts) + 1}-grams, got 'ngram {k}=...'")
+        counts.append(n)
+        i += 1
+    if not counts:
+        raise _error(i + 1, "no 'ngram k=count' lines after \\data\\")
+    return counts, i
+
+
+def _parse_entry(fields: list[str], k: int, line_no: int) -> tuple[tuple[str, ...], float, float]:
+    """One line ``log10p w_1 ... w_k [log10bo]`` of a k-gram section."""
+    if len(fields) not in (k + 1, k + 2):
+        raise _error(line_no, f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff")
+    try:
+        log10_p = float(fields[0])
+        log10_bo = float(fields[-1]) if len(fields) == k + 2 else 0.0
+    except ValueError:
+        raise _error(line_no, f"not a number in {' '.join(fields)!r}") from None
+    if np.isnan(log10_p) or np.isnan(log10_bo) or log10_p > 0:
+        raise _error(line_no, f"invalid log10 probability or backoff in {' '.join(fields)!r}")
+    return tuple(fields[1 : k + 1]), log10_p, log10_bo
+
+
+def _section(entries: list) -> ArpaSection:
+    ngrams, log10_p, log10_bo, lines = zip(*entries) if entries else ((), (), (), ())
+    return ArpaSection(
+        ngrams=list(ngrams),
+        log10_p=np.array(log10_p, dtype=float).reshape(-1),
+        log10_bo=np.array(log10_bo, dtype=float).reshape(-1),
+        lines=np.array(lines, dtype=np.int64).reshape(-1),
+    )
+
+
+def parse_arpa(file) -> list[ArpaSection]:
+    """Parse an ARPA file (path or text file object) into one :class:`ArpaSection` per order.
+
+    Anything before ``\\data\\`` is ignored. Raises ``ValueError`` naming the line for a
+    missing ``\\data\\`` or ``\\end\\``, bad header, unknown or out-of-order section, bad
+    number, wrong number of fields, or a section whose size differs from its header count.
+    """
+    with _open(file, "r") as f:
+        lines = f.read().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == "\\data\\"]
+    if not starts:
+        raise _error(len(lines), "no \\data\\ line: this is not an ARPA file")
+    counts, i = _parse_header(lines, starts[0] + 1)
+    sections: list[ArpaSection] = []
+    k, entries, section_line = 0, [], 0
+    for i in range(i, len(lines)):
+        text = lines[i].strip()
+        if not text:
+            continue
+        if text.startswith("\\"):
+            if k and len(entries) != counts[k - 1]:
+                raise _error(i + 1, f"the header announces {counts[k - 1]} {k}-grams, section at line {section_line} has {len(entries)}")
+            if k:
+                sections.append(_section(entries))
+            if text == "\\end\\":
+                if len(sections) != len(counts):
+                    raise _error(i + 1, f"\\end\\ after {len(sections)} sections; the header announces {len(counts)}")
+                return sections
+            match = _SECTION_LINE.match(text)
+            if not match or int(match[1]) != k + 1 or k + 1 > len(counts):
+                raise _error(i + 1, f"unexpected section {text!r} (expected \\{k + 1}-grams: or \\end\\)")
+            k, entries, section_line = k + 1, [], i + 1
+            continue
+        if not k:
+            raise _error(i + 1, f"n-gram line before any \\1-grams: section: {text!r}")
+        entries.append((*_parse_entry(text.split(), k, i + 1), i + 1))
+    raise _error(len(lines), "missing \\end\\")

@@ -1,0 +1,227 @@
+"""Vectorised n-gram counting over an integer-encoded corpus.
+
+A corpus is one flat int64 stream ``<s> w_1 ... w_k </s> <s> ...`` (see
+:func:`seqlearn.data.vocab.encode_sentences`). An n-gram is a window of the stream that
+contains ``<s>`` at most at its first position: windows never cross a sentence boundary,
+and ``<s>`` is a context, never a predicted word.
+
+The n-grams of each order k get dense ids, built hierarchically: a k-gram is its
+(k-1)-gram prefix plus a last word, so it is identified by the int64 key
+
+.. math:: \\mathrm{key}(u_1 \\dots u_k) = \\mathrm{id}(u_1 \\dots u_{k-1}) \\cdot |V| + u_k,
+
+and its id is its rank among the sorted keys of order k. Ids of order 1 are the word ids
+themselves (every word of the vocabulary is a unigram, seen or not). Keys stay below
+(number of (k-1)-grams) x |V|, so they fit in int64 for any realistic corpus, and every
+lookup is a binary search (``np.searchsorted``) in a sorted array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.vocab import Vocab, check_ids
+
+__all__ = [
+    "UNSEEN",
+    "NO_CONTEXT",
+    "NGramIndex",
+    "NGramCounts",
+    "adjusted_counts",
+    "count_of_counts",
+    "context_totals",
+    "take",
+]
+
+UNSEEN = -1
+"""Id of a valid window that is not in the index (an n-gram never seen in training)."""
+
+NO_CONTEXT = -2
+"""Id of an invalid window: it reaches left of the stream or past the ``<s>`` that opens its sentence."""
+
+BOS = Vocab.bos_id
+
+
+def _bos_before(stream: np.ndarray) -> np.ndarray:
+    """``b[j]`` = number of ``<s>`` in ``stream[:j]``; shape ``(T + 1,)``."""
+    return np.concatenate([[0], np.cumsum(stream == BOS)])
+
+
+def _valid_windows(b: np.ndarray, k: int) -> np.ndarray:
+    """Validity of the windows ``stream[i : i + k]``, i = 0..T-k: no ``<s>`` after position i.
+
+    ``b`` is :func:`_bos_before` of the stream; result shape ``(T - k + 1,)``.
+    """
+    T = len(b) - 1
+    if k > T:
+        return np.zeros(0, dtype=bool)
+    return b[k : T + 1] - b[1 : T - k + 2] == 0
+
+
+class NGramIndex:
+    """The n-grams of orders 1..N, as sorted hierarchical keys (see the module docstring).
+
+    Parameters
+    ----------
+    keys : list of N int64 arrays
+        ``keys[k - 1]`` (shape ``(n_k,)``, strictly increasing) are the keys
+        ``id(prefix) * V + last_word`` of the k-grams; ``keys[0]`` must be ``arange(V)``.
+    V : int
+        Vocabulary size |V|.
+    """
+
+    def __init__(self, keys: list[np.ndarray], V: int):
+        if not np.array_equal(keys[0], np.arange(V)):
+            raise ValueError("the unigram keys of an NGramIndex must be arange(V): every word is a unigram")
+        self.keys = keys
+        self.V = V
+
+    @property
+    def order(self) -> int:
+        """N, the highest order indexed."""
+        return len(self.keys)
+
+    def size(self, k: int) -> int:
+        """n_k, the number of k-grams (n_0 = 1: the empty context)."""
+        return 1 if k == 0 else len(self.keys[k - 1])
+
+    def prefix(self, k: int) -> np.ndarray:
+        """Id of the (k-1)-gram prefix (context) of each k-gram; shape ``(n_k,)`` (zeros for k = 1)."""
+        return self.keys[k - 1] // self.V
+
+    def last(self, k: int) -> np.ndarray:
+        """Last word of each k-gram; shape ``(n_k,)``."""
+        return self.keys[k - 1] % self.V
+
+    def lookup(self, k: int, h: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Id of the k-gram ``h w`` (h: (k-1)-gram ids, w: word ids, same shape), or ``UNSEEN``.
+
+        A negative h (``UNSEEN``, ``NO_CONTEXT``) gives a negative key, found nowhere: ``UNSEEN``.
+        """
+        keys = self.keys[k - 1]
+        key = np.asarray(h, dtype=np.int64) * self.V + w
+        if len(keys) == 0:
+            return np.full(key.shape, UNSEEN)
+        pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+        return np.where(keys[pos] == key, pos, UNSEEN)
+
+    def first(self, k: int) -> np.ndarray:
+        """First word of each k-gram; shape ``(n_k,)``."""
+        return self.keys[0] if k == 1 else self.first(k - 1)[self.prefix(k)]
+
+    def window_ids(self, stream: np.ndarray, K: int | None = None) -> list[np.ndarray]:
+        """Ids of all windows of the stream, for orders k = 1..K (default N).
+
+        Returns a list whose entry k-1 has shape ``(T - k + 1,)``: the id of the k-gram
+        ``stream[i : i + k]``, ``UNSEEN`` if it is a valid window not in the index, or
+        ``NO_CONTEXT`` if the window contains ``<s>`` after its first position.
+        """
+        K = self.order if K is None else K
+        stream = np.asarray(stream, dtype=np.int64)
+        b = _bos_before(stream)
+        ids = [stream]
+        for k in range(2, K + 1):
+            h, w = ids[-1][:-1], stream[k - 1 :]  # (T-k+1,) prefix ids and last words
+            ids.append(np.where(_valid_windows(b, k), self.lookup(k, h, w), NO_CONTEXT))
+        return ids
+
+    def context_ids(self, stream: np.ndarray, K: int | None = None) -> np.ndarray:
+        """Context ids of every position of the stream at orders k = 1..K; shape ``(K, T)``.
+
+        Row k-1 holds, for position t, the id of the (k-1)-gram ``stream[t-k+1 : t]``
+        (the context of ``stream[t]`` in a k-gram model): 0 for k = 1 (the empty context),
+        ``UNSEEN`` if never seen, ``NO_CONTEXT`` if it reaches left of the stream or of the
+        ``<s>`` that opens the sentence of position t.
+        """
+        K = self.order if K is None else K
+        windows = self.window_ids(stream, K - 1)
+        T = len(stream)
+        ctx = np.full((K, T), NO_CONTEXT, dtype=np.int64)
+        ctx[0] = 0
+        for k in range(2, K + 1):
+            ctx[k - 1, k - 1 :] = windows[k - 2][: T - k + 1]
+        return ctx
+
+
+class NGramCounts(NGramIndex):
+    """Raw counts c(u_1 ... u_k) of every n-gram of orders 1..N of a corpus.
+
+    Build it with :meth:`from_stream`. ``c[k - 1]`` (shape ``(n_k,)``) are the counts of the
+    k-grams in id order; ``c[0]`` has one entry per vocabulary word, and ``c[0][<s>] = 0``.
+    ``suffix[k - 1]`` (shape ``(n_k,)``) is the id of the (k-1)-gram ``u_2 ... u_k`` of each
+    k-gram (0, the empty context, for k = 1).
+    """
+
+    def __init__(self, keys: list[np.ndarray], c: list[np.ndarray], suffix: list[np.ndarray], V: int):
+        super().__init__(keys, V)
+        self.c = c
+        self.suffix = suffix
+
+    @classmethod
+    def from_stream(cls, stream: np.ndarray, V: int, N: int) -> "NGramCounts":
+        """Count the n-grams of orders 1..N of an encoded stream (vectorised, one sort per order).
+
+        For k >= 2 the window ids are ``id_k[i] = rank of id_{k-1}[i] * V + stream[i+k-1]``
+        among the distinct keys of the valid k-windows (``np.unique``); the suffix of the
+        k-gram at position i is the (k-1)-gram at position i + 1.
+        """
+        stream = np.asarray(stream, dtype=np.int64)
+        check_ids(stream, V)
+        b = _bos_before(stream)
+        keys = [np.arange(V, dtype=np.int64)]
+        c = [np.bincount(stream[stream != BOS], minlength=V)]  # (V,) unigram counts, <s> excluded
+        suffix = [np.zeros(V, dtype=np.int64)]
+        ids = stream  # (T - k + 2,) ids of the windows of order k - 1
+        for k in range(2, N + 1):
+            valid = np.flatnonzero(_valid_windows(b, k))  # start positions of the valid k-windows
+            key = ids[valid] * V + stream[valid + k - 1]
+            uniq, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+            keys.append(uniq)
+            c.append(counts)
+            suffix.append(ids[valid[first] + 1])
+            ids = np.full(len(stream) - k + 1, NO_CONTEXT)
+            ids[valid] = inverse
+        return cls(keys, c, suffix, V)
+
+
+def adjusted_counts(counts: NGramCounts) -> list[np.ndarray]:
+    r"""Kneser-Ney adjusted counts c'(u_1 ... u_k) of every n-gram, as used by KenLM's lmplz.
+
+    .. math::
+        c'(u_1 \dots u_k) = \begin{cases}
+            c(u_1 \dots u_k) & k = N \text{ or } u_1 = \langle s \rangle \\
+            N_{1+}(\bullet\, u_1 \dots u_k) = |\{v : c(v\, u_1 \dots u_k) > 0\}| & \text{otherwise}
+        \end{cases}
+
+    An n-gram that starts a sentence has no left extension, so it keeps its raw count; the
+    left extension ``<s> u_1 ...`` counts like any other. Returns one array per order,
+    shapes ``(n_k,)``.
+    """
+    N = counts.order
+    c_adj = [None] * N
+    c_adj[N - 1] = counts.c[N - 1]
+    for k in range(1, N):
+        n1plus_left = np.bincount(counts.suffix[k], minlength=counts.size(k))  # (n_k,)
+        c_adj[k - 1] = np.where(counts.first(k) == BOS, counts.c[k - 1], n1plus_left)
+    return c_adj
+
+
+def count_of_counts(c: np.ndarray, r_max: int = 4) -> np.ndarray:
+    """n_r, the number of n-grams with count exactly r, for r = 1..r_max; shape ``(r_max,)``."""
+    return np.bincount(np.minimum(c, r_max + 1), minlength=r_max + 2)[1 : r_max + 1]
+
+
+def context_totals(index: NGramIndex, k: int, x: np.ndarray) -> np.ndarray:
+    r"""Sum of a per-k-gram quantity over each context: :math:`\sum_v x(h\, v)`; shape ``(n_{k-1},)``.
+
+    With the counts, ``x = c``, this is :math:`S_k(h) = c(h \bullet) = \sum_v c(h\, v)`.
+    """
+    return np.bincount(index.prefix(k), weights=x, minlength=index.size(k - 1))
+
+
+def take(a: np.ndarray, ids: np.ndarray, fill) -> np.ndarray:
+    """``a[ids]`` where ``ids >= 0``, ``fill`` where ids is ``UNSEEN`` or ``NO_CONTEXT``."""
+    out = np.full(np.shape(ids), fill, dtype=np.result_type(a, fill))
+    known = ids >= 0
+    out[known] = a[ids[known]]
+    return out
