@@ -12,13 +12,14 @@
 """
 
 from .checks import Case, CheckFailure, FunctionCheck, Mismatch, compare, describe_type, hidden_rngs, visible_rngs
-from .guard import ReferenceCallError, is_grading, reference, student_code
+from .guard import REFUSAL, ReferenceCallError, is_grading, reference, student_code
 
 __all__ = [
     "Case",
     "CheckFailure",
     "FunctionCheck",
     "Mismatch",
+    "REFUSAL",
     "ReferenceCallError",
     "compare",
     "describe_type",

@@ -504,14 +504,20 @@ class FunctionCheck:
         except (ValueError, TypeError) as exc:
             return None, exc
 
-    def _run_student(self, student: Callable, case: Case, hidden: bool) -> tuple[Any, Exception | None]:
-        """The student's result on ``case``, or the exception it raised (calling a reference fails the check)."""
+    def _run_student(self, student: Callable, case: Case, hidden: bool) -> tuple[Any, BaseException | None]:
+        """The student's result on ``case``, or the exception it raised.
+
+        Calling a graded reference fails the whole check. An interrupt (nbgrader's timeout)
+        propagates, stripped of any message the student's code gave it.
+        """
         try:
             with student_code(), _silenced(hidden):
                 return case.call(student), None
         except ReferenceCallError as exc:
             raise CheckFailure(f"{self.name} scores zero: {exc}") from None
-        except Exception as exc:  # the student's bug, reported as such
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt from None
+        except BaseException as exc:  # the student's bug (even SystemExit), reported as such
             return None, exc
 
     def _message(self, case: Case, number: int, total: int, hidden: bool, problem: str, targeted: str | None) -> str:
@@ -529,7 +535,7 @@ class FunctionCheck:
         return "\n".join(lines)
 
 
-def _error_problem(error: Exception, expected_error: Exception | None, hidden: bool) -> tuple[str, str | None] | None:
+def _error_problem(error: BaseException, expected_error: Exception | None, hidden: bool) -> tuple[str, str | None] | None:
     """What to say about an exception the student's function raised (``None`` if it was expected)."""
     if expected_error is not None and isinstance(error, type(expected_error)):
         return None

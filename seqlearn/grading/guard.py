@@ -13,7 +13,10 @@ import contextlib
 import contextvars
 import functools
 
-__all__ = ["ReferenceCallError", "reference", "student_code", "is_grading"]
+__all__ = ["ReferenceCallError", "REFUSAL", "reference", "student_code", "is_grading"]
+
+REFUSAL = "references refuse to run during grading"
+"""The phrase every :class:`ReferenceCallError` message contains (graders look for it)."""
 
 _student_running: contextvars.ContextVar[bool] = contextvars.ContextVar("seqlearn_student_running", default=False)
 
@@ -45,7 +48,7 @@ def reference(func):
         if _student_running.get():
             raise ReferenceCallError(
                 f"your answer called seqlearn's {func.__module__}.{func.__qualname__}, the reference it is "
-                "graded against; references refuse to run during grading. Write the computation yourself."
+                f"graded against; {REFUSAL}. Write the computation yourself."
             )
         return func(*args, **kwargs)
 

@@ -1,0 +1,36 @@
+"""nbgrader configuration of the seqlearn course. The course root is the directory of this file.
+
+* ``solutions/NN_slug/`` holds the source notebooks (solutions and hidden tests) and
+  ``exercises/NN_slug/`` the released ones, generated from them: run ``seqlearn exercises``
+  (or ``make exercises``), which calls ``nbgrader generate_assignment`` in a temporary course.
+* Collected work goes to ``submitted/<student>/NN_slug/``; ``nbgrader autograde NN_slug`` and
+  ``nbgrader generate_feedback NN_slug`` write ``autograded/`` and ``feedback/`` (none of them,
+  nor ``gradebook.db``, is committed).
+* ``seqlearn check-grading`` runs the whole round trip on the solution, the blank release and
+  an answer that calls the references, and checks that feedback hides the hidden tests.
+"""
+
+import os
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
+from seqlearn.grading.nbgrader_tools import HideHiddenTests
+
+c = get_config()  # noqa: F821 (provided by the config loader)
+course_root = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.root = course_root
+c.CourseDirectory.course_id = "seqlearn"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(course_root, "gradebook.db")
+
+# Seconds per cell when autograding (a submission that loops forever is interrupted there).
+# nbgrader's Execute preprocessor reads the first; ExecutePreprocessor is its nbconvert base.
+c.Execute.timeout = 60
+c.ExecutePreprocessor.timeout = 60
+
+# Feedback must not show the hidden tests (stock nbgrader puts them back into the
+# autograded notebook and shows their code and tracebacks).
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
