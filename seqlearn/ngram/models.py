@@ -57,6 +57,8 @@ __all__ = [
 
 def _training_stream(data, vocab: Vocab | None) -> tuple[np.ndarray, Vocab]:
     """The training stream and its vocabulary (built from ``data`` when ``vocab`` is None)."""
+    if isinstance(data, str):
+        raise TypeError("sentences must be a list of token lists, not a str (use seqlearn.data.tokenize(text))")
     if vocab is None:
         if isinstance(data, np.ndarray):
             raise TypeError("fitting on an encoded stream needs the vocabulary that encoded it: pass vocab=")

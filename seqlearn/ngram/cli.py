@@ -1,0 +1,133 @@
+"""The ``seqlearn ngram`` command, in the style of KenLM's ``lmplz`` and ``query``.
+
+Text is read one sentence per line, tokens separated by whitespace::
+
+    seqlearn ngram estimate --order 3 [--method mkn|kn|abs|addk|mle] [--k K] < train.txt > model.arpa
+    seqlearn ngram perplexity model.arpa < test.txt
+
+``estimate`` builds the vocabulary from the training text and writes the model as ARPA
+(add-k only for order 1: higher orders are not backoff models). ``perplexity`` counts
+``</s>`` and not ``<s>``, maps unknown words to ``<unk>``, and reports the perplexity with
+and without the OOV positions, with the token and OOV counts.
+
+The top-level ``seqlearn`` command registers this one with :func:`add_subparser` and runs
+``args.func(args)``; :func:`main` runs it on its own (``python -m seqlearn.ngram.cli``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+
+from ..data.vocab import tokenize
+from .models import METHODS, make_model, read_arpa
+
+__all__ = ["add_subparser", "main"]
+
+
+def _reporting_errors(command):
+    """Run ``command(args)``; print a bad-input error to stderr and return 1 instead of raising."""
+
+    @functools.wraps(command)
+    def run(args) -> int:
+        try:
+            return command(args)
+        except (ValueError, TypeError, OSError) as e:
+            print(f"seqlearn ngram {args.ngram_command}: error: {e}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def _read_text(path: str | None) -> list[list[str]]:
+    """Sentences of a file, or of standard input when ``path`` is None or ``-``."""
+    if path in (None, "-"):
+        return tokenize(sys.stdin.read())
+    with open(path, encoding="utf-8") as f:
+        return tokenize(f.read())
+
+
+def _model_options(args) -> dict:
+    """Keyword arguments of the chosen model class from ``--k`` and ``--discount``."""
+    if args.method == "addk":
+        if args.discount is not None:
+            raise ValueError("--discount does not apply to --method addk (use --k)")
+        return {"k": args.k}
+    if args.discount is None:
+        return {}
+    if args.method == "mle":
+        raise ValueError("--discount does not apply to --method mle")
+    return {"discounts": args.discount[0] if len(args.discount) == 1 else args.discount}
+
+
+@_reporting_errors
+def _estimate(args) -> int:
+    sentences = _read_text(args.text)
+    model = make_model(args.method, args.order, **_model_options(args)).fit(sentences)
+    if args.arpa in (None, "-"):
+        model.to_arpa(sys.stdout)
+    else:
+        model.to_arpa(args.arpa)
+    sizes = " ".join(f"{k}={model.index.size(k)}" for k in range(1, model.order + 1))
+    print(f"{args.method} {model.order}-gram model of {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
+    return 0
+
+
+@_reporting_errors
+def _perplexity(args) -> int:
+    model = read_arpa(args.model)
+    print(model.evaluate(_read_text(args.text)))
+    return 0
+
+
+def _add_commands(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="ngram_command", metavar="{estimate,perplexity}", required=True)
+    estimate = commands.add_parser(
+        "estimate",
+        help="estimate an n-gram model from text and write it as ARPA",
+        description="Estimate an n-gram model from text (one sentence per line) and write it in ARPA format.",
+    )
+    estimate.add_argument("--order", "-o", type=int, required=True, help="the order N of the model")
+    estimate.add_argument("--method", choices=sorted(METHODS), default="mkn", help="smoothing method (default: mkn)")
+    estimate.add_argument("--k", type=float, default=1.0, help="k of add-k smoothing (default: 1)")
+    estimate.add_argument(
+        "--discount",
+        type=float,
+        nargs="+",
+        metavar="D",
+        help="abs/kn: one D for every order or N of them; mkn: D1 D2 D3+ for every order (default: estimated)",
+    )
+    estimate.add_argument("--text", help="training text, one sentence per line (default: standard input)")
+    estimate.add_argument("--arpa", help="where to write the ARPA file (default: standard output)")
+    estimate.set_defaults(func=_estimate)
+    perplexity = commands.add_parser("perplexity", help="perplexity of text under an ARPA model")
+    perplexity.add_argument("model", help="an ARPA file")
+    perplexity.add_argument("--text", help="test text, one sentence per line (default: standard input)")
+    perplexity.set_defaults(func=_perplexity)
+
+
+def add_subparser(subparsers) -> argparse.ArgumentParser:
+    """Register ``ngram`` (with ``estimate`` and ``perplexity``) on the top-level command's subparsers."""
+    parser = subparsers.add_parser(
+        "ngram",
+        help="n-gram language models: estimate (ARPA), perplexity",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_commands(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``seqlearn ngram ...`` with ``argv`` (default: the process arguments); returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="seqlearn ngram", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    _add_commands(parser)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
