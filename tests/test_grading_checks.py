@@ -123,7 +123,7 @@ def test_random_inputs_use_plain_python_strings():
 
 
 @pytest.mark.parametrize("name", sorted(MINE))
-@pytest.mark.parametrize("wrong", [None, [1, 2], "text", {"a": 1}, {1: 2.0}, (1.0,), math.nan, -1.0, 0])
+@pytest.mark.parametrize("wrong", [None, [1, 2], "text", {"a": 1}, {1: 2.0}, {("a",): "x"}, (1.0,), math.nan, -1.0, 0])
 def test_wrong_results_of_any_kind_fail_with_a_message(name, wrong):
     message = _failure(_checker(name), lambda *args: wrong)
     assert f"{name} failed visible case 1" in message
@@ -294,7 +294,7 @@ def test_compare_bools_and_strings():
     assert compare(True, np.bool_(True)) is None
     assert compare(True, 1).problem == "type"
     assert compare("a", "b").describe() == "the result has the wrong value: expected 'a', got 'b'"
-    assert compare(None, 0).describe() == "the result has the wrong type: expected None, got a int"
+    assert compare(None, 0).describe() == "the result has the wrong type: expected None, got an int"
 
 
 def test_compare_mappings():

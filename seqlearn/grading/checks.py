@@ -67,7 +67,6 @@ __all__ = [
 ]
 
 
-
 def _clip(x: Any, limit: int = 80) -> str:
     """``repr(x)``, cut to ``limit`` characters."""
     text = repr(_plain(x))
@@ -107,7 +106,8 @@ class Case:
 
     def __post_init__(self):
         if not isinstance(self.inputs, Mapping):
-            raise TypeError(f"Case.inputs must be a mapping of argument names to values, got {describe_type(self.inputs)}")
+            got = describe_type(self.inputs)
+            raise TypeError(f"Case.inputs must be a mapping of argument names to values, got {got}")
         unknown = set(self.keywords) - set(self.inputs)
         if unknown:
             raise ValueError(f"Case.keywords names arguments that are not inputs: {sorted(unknown)}")
@@ -167,7 +167,9 @@ def describe_type(x: Any) -> str:
         return "None"
     if isinstance(x, (list, tuple)):
         return f"a {type(x).__name__} of length {len(x)}"
-    return f"a {type(x).__module__ + '.' if type(x).__module__ not in ('builtins', 'collections') else ''}{type(x).__name__}"
+    cls = type(x)
+    name = cls.__name__ if cls.__module__ in ("builtins", "collections") else f"{cls.__module__}.{cls.__name__}"
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
 
 
 def _is_tensor(x: Any) -> bool:
@@ -485,17 +487,24 @@ class FunctionCheck:
             return _error_problem(error, expected_error, hidden)
         if expected_error is not None:
             reason = "" if hidden else f" ({expected_error})"
-            return f"it should raise {type(expected_error).__name__} here{reason}, but it returned {describe_type(got)}", None
+            should = f"it should raise {type(expected_error).__name__} here{reason}"
+            return f"{should}, but it returned {describe_type(got)}", None
         mismatch = compare(expected, got, rtol=self.rtol, atol=self.atol)
         if mismatch is None:
             return None
         return mismatch.describe(hidden), self._targeted_hint(case, expected, got, mismatch)
 
     def _targeted_hint(self, case: Case, expected: Any, got: Any, mismatch: Mismatch) -> str | None:
-        """The exercise's specific advice; only asked when ``got`` has the expected type."""
+        """The exercise's specific advice; only asked when ``got`` has the expected type.
+
+        A result too odd for the hint function (it raises) simply gets no specific advice.
+        """
         if self.targeted_hint is None or (mismatch.problem == "type" and not mismatch.path):
             return None
-        return self.targeted_hint(case, expected, got)
+        try:
+            return self.targeted_hint(case, expected, got)
+        except Exception:
+            return None
 
     def _expected(self, case: Case) -> tuple[Any, Exception | None]:
         """The reference's result on ``case``, or the ValueError/TypeError it raises."""
@@ -535,7 +544,9 @@ class FunctionCheck:
         return "\n".join(lines)
 
 
-def _error_problem(error: BaseException, expected_error: Exception | None, hidden: bool) -> tuple[str, str | None] | None:
+def _error_problem(
+    error: BaseException, expected_error: Exception | None, hidden: bool
+) -> tuple[str, str | None] | None:
     """What to say about an exception the student's function raised (``None`` if it was expected)."""
     if expected_error is not None and isinstance(error, type(expected_error)):
         return None

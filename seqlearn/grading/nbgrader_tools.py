@@ -80,10 +80,14 @@ class HideHiddenTests(ClearHiddenTests):
     region without its end delimiter hides the rest of the cell.
     """
 
-    placeholder = Unicode("# (hidden tests: not shown)", help="Line that replaces a hidden-test region").tag(config=True)
-    trusted_error = Unicode("CheckFailure", help="Error whose message may be shown (it never quotes hidden inputs)").tag(
-        config=True
-    )
+    placeholder = Unicode(
+        "# (hidden tests: not shown)",
+        help="The line that replaces a hidden-test region.",
+    ).tag(config=True)
+    trusted_error = Unicode(
+        "CheckFailure",
+        help="The error whose message is kept (the grader's: it never quotes hidden inputs).",
+    ).tag(config=True)
 
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type != "code":
@@ -120,7 +124,9 @@ def html_text(page: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", without_code))
 
 
-def hidden_test_lines(notebook: NotebookNode, begin: str = "BEGIN HIDDEN TESTS", end: str = "END HIDDEN TESTS") -> list[str]:
+def hidden_test_lines(
+    notebook: NotebookNode, begin: str = "BEGIN HIDDEN TESTS", end: str = "END HIDDEN TESTS"
+) -> list[str]:
     """The non-blank lines inside the hidden-test regions of ``notebook`` (delimiters included)."""
     lines, inside = [], False
     for cell in notebook.cells:
@@ -255,7 +261,8 @@ def _notebook_differences(rel, expected: NotebookNode, actual: NotebookNode) -> 
     expected, actual = _normalized(expected), _normalized(actual)
     if len(expected.cells) != len(actual.cells):
         return [f"{rel}: {len(expected.cells)} cells vs {len(actual.cells)}"]
-    problems = [f"{rel}: cell {i} ({e.get('id', '?')}) differs" for i, (e, a) in enumerate(zip(expected.cells, actual.cells)) if e != a]
+    pairs = enumerate(zip(expected.cells, actual.cells))
+    problems = [f"{rel}: cell {i} ({e.get('id', '?')}) differs" for i, (e, a) in pairs if e != a]
     if expected.metadata != actual.metadata:
         problems.append(f"{rel}: notebook metadata differs")
     return problems
@@ -279,7 +286,7 @@ def delegating_notebook(notebook: NotebookNode, reference_module: str | None = N
     replaced by a wrapper calling the reference; the module comes from the notebook's
     ``seqlearn.reference_module`` metadata unless given.
     """
-    module_name = reference_module or notebook.metadata.get("seqlearn", {}).get("reference_module")
+    module_name = reference_module or _reference_module(notebook)
     if not module_name:
         raise ValueError("the notebook has no metadata seqlearn.reference_module naming its graded references")
     module = importlib.import_module(module_name)
@@ -289,6 +296,10 @@ def delegating_notebook(notebook: NotebookNode, reference_module: str | None = N
             names = [n for n in _defined_functions(cell.source) if hasattr(module, n)]
             cell.source = "\n".join(_wrapper(module_name, n) for n in names) or cell.source
     return result
+
+
+def _reference_module(notebook: NotebookNode) -> str | None:
+    return notebook.metadata.get("seqlearn", {}).get("reference_module")
 
 
 def _wrapper(module_name: str, name: str) -> str:
@@ -303,7 +314,7 @@ def _standard_submissions(root: Path, course: Path, assignment: str) -> dict[str
     source, release = course_directories(root)
     solution = {p.name: nbformat.read(p, as_version=4) for p in sorted((course / source / assignment).glob("*.ipynb"))}
     blank = {name: nbformat.read(course / release / assignment / name, as_version=4) for name in solution}
-    delegating = {name: delegating_notebook(nb, solution[name].metadata.get("seqlearn", {}).get("reference_module")) for name, nb in blank.items()}
+    delegating = {name: delegating_notebook(nb, _reference_module(solution[name])) for name, nb in blank.items()}
     return {"solution": solution, "blank": blank, "delegating": delegating}
 
 
@@ -405,7 +416,8 @@ class GradingReport:
     def __str__(self) -> str:
         lines = [f"{self.assignment}: grading round trip {'OK' if self.ok else 'FAILED'}"]
         for student, r in self.results.items():
-            lines.append(f"  {student:<12} {r.auto_score:g}/{r.auto_max:g} autograded points (+{r.manual_max:g} graded by hand)")
+            points = f"{r.auto_score:g}/{r.auto_max:g} autograded points (+{r.manual_max:g} graded by hand)"
+            lines.append(f"  {student:<12} {points}")
         lines += [f"  problem: {p}" for p in self.problems]
         return "\n".join(lines)
 
@@ -453,7 +465,9 @@ def _course_dir(workdir) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def check_grading(root, assignment: str, *, timeout: int | None = None, extra_submissions=None, workdir=None) -> GradingReport:
+def check_grading(
+    root, assignment: str, *, timeout: int | None = None, extra_submissions=None, workdir=None
+) -> GradingReport:
     """Grade the standard submissions of ``assignment`` with nbgrader and report what is wrong.
 
     Parameters

@@ -134,6 +134,11 @@ def _add_k_hint(case: Case, expected: float, got) -> str | None:
     return None
 
 
+def _add_k_inputs(context: tuple, word: str, k: float) -> dict:
+    """Inputs of a worked example: the bigram counts of :data:`EXAMPLE` and |V| = 6."""
+    return {"context": context, "word": word, "counts": _counts(EXAMPLE, 2), "k": k, "vocab_size": 6}
+
+
 def _context_count(counts, context: tuple) -> int:
     return sum(c for gram, c in counts.items() if gram[:-1] == context)
 
@@ -143,9 +148,9 @@ ADD_K_PROB = FunctionCheck(
     reference=add_k_prob,
     random_case=_add_k_case,
     fixed_cases=(
-        Case({"context": ("the",), "word": "cat", "counts": _counts(EXAMPLE, 2), "k": 1.0, "vocab_size": 6}, label="the worked example"),
-        Case({"context": ("cat",), "word": "dog", "counts": _counts(EXAMPLE, 2), "k": 1.0, "vocab_size": 6}, label="an unseen bigram"),
-        Case({"context": ("dog",), "word": "the", "counts": _counts(EXAMPLE, 2), "k": 0.5, "vocab_size": 6}),
+        Case(_add_k_inputs(("the",), "cat", k=1.0), label="the worked example"),
+        Case(_add_k_inputs(("cat",), "dog", k=1.0), label="an unseen bigram"),
+        Case(_add_k_inputs(("dog",), "the", k=0.5)),
     ),
     hint="P(w | h) = (c(h w) + k) / (c(h •) + k |V|), where c(h •) sums the counts of all n-grams that start with "
     "the context h (it is 0 for an unseen context) and the counts may lack h w",
@@ -244,6 +249,11 @@ def _kn_case(rng: np.random.Generator) -> Case:
     return Case(inputs)
 
 
+def _kn_inputs(context: str, word: str, d: float) -> dict:
+    """Inputs of a worked example: the bigram counts of :data:`EXAMPLE`."""
+    return {"context": context, "word": word, "bigram_counts": _counts(EXAMPLE, 2), "d": d}
+
+
 def _kn_hint(case: Case, expected: float, got) -> str | None:
     if _context_count(case.inputs["bigram_counts"], (case.inputs["context"],)) == 0:
         return "for a context never seen, c(v •) = 0: return P_cont(w) alone"
@@ -255,9 +265,9 @@ KN_BIGRAM_PROB = FunctionCheck(
     reference=kn_bigram_prob,
     random_case=_kn_case,
     fixed_cases=(
-        Case({"context": "the", "word": "cat", "bigram_counts": _counts(EXAMPLE, 2), "d": 0.5}, label="the worked example"),
-        Case({"context": "the", "word": "sat", "bigram_counts": _counts(EXAMPLE, 2), "d": 0.5}, label="an unseen bigram"),
-        Case({"context": UNSEEN_WORD, "word": "cat", "bigram_counts": _counts(EXAMPLE, 2), "d": 0.75}, label="an unseen context"),
+        Case(_kn_inputs("the", "cat", d=0.5), label="the worked example"),
+        Case(_kn_inputs("the", "sat", d=0.5), label="an unseen bigram"),
+        Case(_kn_inputs(UNSEEN_WORD, "cat", d=0.75), label="an unseen context"),
     ),
     hint="P_KN(w | v) = max(c(v w) - d, 0) / c(v •) + d N1+(v •) / c(v •) * P_cont(w), with "
     "P_cont(w) = N1+(• w) / N1+(• •); use P_cont(w) alone when c(v •) = 0",
