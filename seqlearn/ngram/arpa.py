@@ -118,9 +118,10 @@ def _error(line_no: int, message: str) -> ValueError:
     return ValueError(f"malformed ARPA file, line {line_no}: {message}")
 
 
-def _parse_header(lines, start: int) -> tuple[list[int], int]:
-    """Read the ``ngram k=n`` lines after ``\\data\\``; return the counts and the next line index."""
+def _parse_header(lines, start: int) -> tuple[list[int], list[int], int]:
+    """Read the ``ngram k=n`` lines after ``\\data\\``: the counts, their line numbers, the next line index."""
     counts: list[int] = []
+    header_lines: list[int] = []
     i = start
     while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("\\"):
         match = _HEADER_LINE.match(lines[i].strip())
@@ -130,10 +131,11 @@ def _parse_header(lines, start: int) -> tuple[list[int], int]:
         if k != len(counts) + 1:
             raise _error(i + 1, f"expected the count of the {len(counts) + 1}-grams, got 'ngram {k}=...'")
         counts.append(n)
+        header_lines.append(i + 1)
         i += 1
     if not counts:
         raise _error(i + 1, "no 'ngram k=count' lines after \\data\\")
-    return counts, i
+    return counts, header_lines, i
 
 
 def _parse_entry(fields: list[str], k: int, line_no: int) -> tuple[tuple[str, ...], float, float]:
@@ -172,7 +174,7 @@ def parse_arpa(file) -> list[ArpaSection]:
     starts = [i for i, line in enumerate(lines) if line.strip() == "\\data\\"]
     if not starts:
         raise _error(len(lines), "no \\data\\ line: this is not an ARPA file")
-    counts, i = _parse_header(lines, starts[0] + 1)
+    counts, header_lines, i = _parse_header(lines, starts[0] + 1)
     sections: list[ArpaSection] = []
     k, entries, section_line = 0, [], 0
     for i in range(i, len(lines)):
@@ -181,7 +183,11 @@ def parse_arpa(file) -> list[ArpaSection]:
             continue
         if text.startswith("\\"):
             if k and len(entries) != counts[k - 1]:
-                raise _error(i + 1, f"the header announces {counts[k - 1]} {k}-grams, section at line {section_line} has {len(entries)}")
+                raise _error(
+                    i + 1,
+                    f"the {k}-grams section (from line {section_line}) has {len(entries)} entries; "
+                    f"the header (line {header_lines[k - 1]}) announces {counts[k - 1]}",
+                )
             if k:
                 sections.append(_section(entries))
             if text == "\\end\\":
