@@ -11,6 +11,20 @@ per kind of test::
     check_count_ngrams(count_ngrams, hidden=True)
     ### END HIDDEN TESTS
 
+A chapter's checks (see :mod:`seqlearn.grading.ngram`) are a few lines each::
+
+    SCALE = FunctionCheck(
+        name="scale",                        # the function's name in the notebook
+        reference=seqlearn.some.scale,       # decorated with @reference
+        random_case=lambda rng: Case({"x": rng.normal(size=3), "factor": 2.0}),
+        fixed_cases=(Case({"x": np.ones(2), "factor": 3.0}, label="the worked example"),),
+        hint="multiply every entry by the factor",
+        rtol=1e-5,                           # float32 / torch results need looser tolerances
+    )
+
+    def check_scale(student_fn, hidden=False):
+        SCALE.check(student_fn, hidden=hidden)
+
 Seed policy
 -----------
 * Visible cases are the hand-written cases followed by random cases drawn from seeds that
