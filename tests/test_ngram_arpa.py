@@ -355,7 +355,7 @@ def corrupt(old, new):
         (corrupt("ngram 2=3", "ngram 2=4"), r"line 19: the 2-grams section \(from line 14\) has 3 entries; the header \(line 4\) announces 4"),
         (corrupt("ngram 2=3", "ngrams 2 3"), r"line 4: expected 'ngram k=count'"),
         (corrupt("ngram 2=3", "ngram 3=3"), r"line 4: expected the count of the 2-grams"),
-        (corrupt("-0.4\ta b", "-0.4x\ta b"), r"line 16: not a number"),
+        (corrupt("-0.4\ta b", "-0.4x\ta b"), r"line 16: '-0.4x' is not a number"),
         (corrupt("-0.4\ta b", "nan\ta b"), r"line 16: invalid log10"),
         (corrupt("-0.4\ta b", "0.4\ta b"), r"line 16: invalid log10"),
         (corrupt("-0.4\ta b\t-0.25", "-0.4\ta b c d"), r"line 16: a 2-gram line needs"),

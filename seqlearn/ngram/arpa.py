@@ -118,15 +118,15 @@ def _error(line_no: int, message: str) -> ValueError:
     return ValueError(f"malformed ARPA file, line {line_no}: {message}")
 
 
-def _parse_header(lines, start: int) -> tuple[list[int], list[int], int]:
+def _parse_header(lines: list[str], start: int) -> tuple[list[int], list[int], int]:
     """Read the ``ngram k=n`` lines after ``\\data\\``: the counts, their line numbers, the next line index."""
     counts: list[int] = []
     header_lines: list[int] = []
     i = start
-    while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("\\"):
-        match = _HEADER_LINE.match(lines[i].strip())
+    while i < len(lines) and lines[i] and not lines[i].startswith("\\"):
+        match = _HEADER_LINE.match(lines[i])
         if not match:
-            raise _error(i + 1, f"expected 'ngram k=count', got {lines[i].strip()!r}")
+            raise _error(i + 1, f"expected 'ngram k=count', got {lines[i]!r}")
         k, n = int(match[1]), int(match[2])
         if k != len(counts) + 1:
             raise _error(i + 1, f"expected the count of the {len(counts) + 1}-grams, got 'ngram {k}=...'")
@@ -138,28 +138,36 @@ def _parse_header(lines, start: int) -> tuple[list[int], list[int], int]:
     return counts, header_lines, i
 
 
-def _parse_entry(fields: list[str], k: int, line_no: int) -> tuple[tuple[str, ...], float, float]:
-    """One line ``log10p w_1 ... w_k [log10bo]`` of a k-gram section."""
-    if len(fields) not in (k + 1, k + 2):
-        raise _error(line_no, f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff")
+def _numbers(texts: list[str], rows: np.ndarray) -> np.ndarray:
+    """Floats of ``texts`` (one per row); ``ValueError`` at the line of the first that is not a number."""
     try:
-        log10_p = float(fields[0])
-        log10_bo = float(fields[-1]) if len(fields) == k + 2 else 0.0
+        return np.array(texts, dtype=float)
     except ValueError:
-        raise _error(line_no, f"not a number in {' '.join(fields)!r}") from None
-    if np.isnan(log10_p) or np.isnan(log10_bo) or log10_p > 0:
-        raise _error(line_no, f"invalid log10 probability or backoff in {' '.join(fields)!r}")
-    return tuple(fields[1 : k + 1]), log10_p, log10_bo
+        bad = next(i for i, t in enumerate(texts) if not _is_number(t))
+        raise _error(rows[bad] + 1, f"{texts[bad]!r} is not a number") from None
 
 
-def _section(entries: list) -> ArpaSection:
-    ngrams, log10_p, log10_bo, lines = zip(*entries) if entries else ((), (), (), ())
-    return ArpaSection(
-        ngrams=list(ngrams),
-        log10_p=np.array(log10_p, dtype=float).reshape(-1),
-        log10_bo=np.array(log10_bo, dtype=float).reshape(-1),
-        lines=np.array(lines, dtype=np.int64).reshape(-1),
-    )
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_section(lines: list[str], rows: np.ndarray, k: int) -> ArpaSection:
+    """The k-grams on lines ``rows`` (0-based indices of non-blank lines ``log10p w_1 ... w_k [log10bo]``)."""
+    fields = [tuple(lines[i].split()) for i in rows.tolist()]  # tuples of str: no garbage-collector work
+    n_fields = np.fromiter(map(len, fields), dtype=np.int64, count=len(fields))
+    bad = np.flatnonzero((n_fields != k + 1) & (n_fields != k + 2))
+    if bad.size:
+        raise _error(rows[bad[0]] + 1, f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff")
+    log10_p = _numbers([f[0] for f in fields], rows)
+    log10_bo = _numbers([f[k + 1] if len(f) == k + 2 else "0" for f in fields], rows)
+    bad = np.flatnonzero(np.isnan(log10_p) | np.isnan(log10_bo) | (log10_p > 0))
+    if bad.size:
+        raise _error(rows[bad[0]] + 1, "invalid log10 value (a log10 probability must be <= 0, and none may be NaN)")
+    return ArpaSection([tuple(f[1 : k + 1]) for f in fields], log10_p, log10_bo, rows + 1)
 
 
 def parse_arpa(file) -> list[ArpaSection]:
@@ -170,36 +178,29 @@ def parse_arpa(file) -> list[ArpaSection]:
     number, wrong number of fields, or a section whose size differs from its header count.
     """
     with _open(file, "r") as f:
-        lines = f.read().splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip() == "\\data\\"]
-    if not starts:
+        lines = [line.strip() for line in f.read().splitlines()]
+    if "\\data\\" not in lines:
         raise _error(len(lines), "no \\data\\ line: this is not an ARPA file")
-    counts, header_lines, i = _parse_header(lines, starts[0] + 1)
+    counts, header_lines, start = _parse_header(lines, lines.index("\\data\\") + 1)
+    marks = [i for i in range(start, len(lines)) if lines[i][:1] == "\\"]  # section and \end\ lines
+    entries = [i for i in range(start, marks[0] if marks else len(lines)) if lines[i]]
+    if entries:
+        raise _error(entries[0] + 1, f"n-gram line before any \\1-grams: section: {lines[entries[0]]!r}")
     sections: list[ArpaSection] = []
-    k, entries, section_line = 0, [], 0
-    for i in range(i, len(lines)):
-        text = lines[i].strip()
-        if not text:
-            continue
-        if text.startswith("\\"):
-            if k and len(entries) != counts[k - 1]:
-                raise _error(
-                    i + 1,
-                    f"the {k}-grams section (from line {section_line}) has {len(entries)} entries; "
-                    f"the header (line {header_lines[k - 1]}) announces {counts[k - 1]}",
-                )
-            if k:
-                sections.append(_section(entries))
-            if text == "\\end\\":
-                if len(sections) != len(counts):
-                    raise _error(i + 1, f"\\end\\ after {len(sections)} sections; the header announces {len(counts)}")
-                return sections
-            match = _SECTION_LINE.match(text)
-            if not match or int(match[1]) != k + 1 or k + 1 > len(counts):
-                raise _error(i + 1, f"unexpected section {text!r} (expected \\{k + 1}-grams: or \\end\\)")
-            k, entries, section_line = k + 1, [], i + 1
-            continue
-        if not k:
-            raise _error(i + 1, f"n-gram line before any \\1-grams: section: {text!r}")
-        entries.append((*_parse_entry(text.split(), k, i + 1), i + 1))
+    for k, (mark, end) in enumerate(zip(marks, [*marks[1:], len(lines)]), start=1):
+        if lines[mark] == "\\end\\":
+            if len(sections) != len(counts):
+                raise _error(mark + 1, f"\\end\\ after {len(sections)} sections; the header announces {len(counts)}")
+            return sections
+        match = _SECTION_LINE.match(lines[mark])
+        if not match or int(match[1]) != k or k > len(counts):
+            raise _error(mark + 1, f"unexpected section {lines[mark]!r} (expected \\{k}-grams: or \\end\\)")
+        rows = np.array([i for i in range(mark + 1, end) if lines[i]], dtype=np.int64)
+        if len(rows) != counts[k - 1]:
+            raise _error(
+                end + 1,
+                f"the {k}-grams section (from line {mark + 1}) has {len(rows)} entries; "
+                f"the header (line {header_lines[k - 1]}) announces {counts[k - 1]}",
+            )
+        sections.append(_parse_section(lines, rows, k))
     raise _error(len(lines), "missing \\end\\")

@@ -175,10 +175,12 @@ class NGramCounts(NGramIndex):
         for k in range(2, N + 1):
             valid = np.flatnonzero(_valid_windows(b, k))  # start positions of the valid k-windows
             key = ids[valid] * V + stream[valid + k - 1]
-            uniq, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+            uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+            at = np.empty(len(uniq), dtype=np.int64)  # (n_k,) a position of each k-gram (any will do)
+            at[inverse] = valid
             keys.append(uniq)
             c.append(counts)
-            suffix.append(ids[valid[first] + 1])
+            suffix.append(ids[at + 1])
             ids = np.full(len(stream) - k + 1, NO_CONTEXT)
             ids[valid] = inverse
         return cls(keys, c, suffix, V)

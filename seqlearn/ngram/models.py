@@ -32,6 +32,8 @@ of each order, interpolation down to the uniform distribution) are those of KenL
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+
 import numpy as np
 
 from ..data.vocab import Vocab
@@ -118,9 +120,10 @@ class InterpolatedModel(LanguageModel):
     ids of the (k-1)-gram contexts).
     """
 
-    def __init__(self, order: int = 3, discounts=None):
+    def __init__(self, order: int = 3, discounts=None, fallback_discounts=None):
         self.order = check_order(order)
         self.discounts = None if discounts is None else self._check_discounts(discounts)
+        self.fallback_discounts = None if fallback_discounts is None else self._check_discounts(fallback_discounts)
 
     # -- what subclasses choose -----------------------------------------------------------
 
@@ -160,7 +163,7 @@ class InterpolatedModel(LanguageModel):
         return self
 
     def _estimate_discounts(self) -> np.ndarray:
-        """D of every order from the count-of-counts of c_k; shape (N, 3)."""
+        """D of every order from the count-of-counts of c_k (or the fallback where undefined); shape (N, 3)."""
         D = np.zeros((self.order, 3))
         for k, c_k in enumerate(self.c, start=1):
             if not c_k.any():
@@ -168,10 +171,12 @@ class InterpolatedModel(LanguageModel):
             try:
                 D[k - 1] = self._discount_formula(count_of_counts(c_k))
             except ValueError as e:
-                raise ValueError(
-                    f"cannot estimate the discounts of order {k} from this corpus ({e}); "
-                    f"it is too small for order {self.order}: pass discounts= explicitly"
-                ) from None
+                if self.fallback_discounts is None:
+                    raise ValueError(
+                        f"cannot estimate the discounts of order {k} from this corpus ({e}); this happens on "
+                        "small or artificial corpora: pass discounts= (or fallback_discounts=) explicitly"
+                    ) from None
+                D[k - 1] = self.fallback_discounts[k - 1]
         return D
 
     def _D(self, k: int, c: np.ndarray) -> np.ndarray:
@@ -249,6 +254,9 @@ class AbsoluteDiscounting(InterpolatedModel):
     {c(h \bullet)} p_{k-1}(w \mid h')`. ``discounts``: None (default :math:`D_k = n_1 / (n_1 + 2 n_2)`
     from the count-of-counts of order k), one number for every order, or N numbers (unigram
     first), each in [0, 1] (D = 0 gives back MLE; D > 1 would discount singletons below 0).
+    ``fallback_discounts`` (same forms) replaces the estimate at the orders where it is
+    undefined (like lmplz's ``--discount_fallback``); without it such an order raises
+    ``ValueError``.
     """
 
 
@@ -257,7 +265,8 @@ class KneserNey(AbsoluteDiscounting):
 
     Below the highest order, :math:`c_k` is the number of distinct words seen before the
     n-gram (:func:`~seqlearn.ngram.counts.adjusted_counts`). ``discounts`` as for
-    :class:`AbsoluteDiscounting`, the default estimated from the adjusted count-of-counts.
+    :class:`AbsoluteDiscounting` (and ``fallback_discounts``), the default estimated from the
+    adjusted count-of-counts.
     """
 
     def _level_counts(self, counts):
@@ -270,9 +279,11 @@ class ModifiedKneserNey(KneserNey):
     Three discounts per order for adjusted counts 1, 2 and 3+ (:func:`mkn_discounts_from_counts`
     of the adjusted count-of-counts). ``discounts``: None (estimate), one triple
     ``(D1, D2, D3+)`` for every order, or N triples (unigram first); :math:`D_r \in [0, r]`
-    (``D3+`` in [0, 3]), the range in which no discounted count is negative. Small corpora
-    may leave the estimate undefined (some :math:`n_r = 0`): pass discounts explicitly, e.g.
-    lmplz's ``--discount_fallback`` values ``(0.5, 1.0, 1.5)``.
+    (``D3+`` in [0, 3]), the range in which no discounted count is negative. Small or
+    artificial corpora may leave the estimate undefined (some :math:`n_r = 0`) or out of
+    range, which raises ``ValueError``: pass ``discounts``, or ``fallback_discounts`` (one
+    triple, or N) for just the orders where the estimate fails, e.g. lmplz's
+    ``--discount_fallback`` values ``(0.5, 1.0, 1.5)``.
     """
 
     def _check_discounts(self, discounts) -> np.ndarray:
@@ -398,7 +409,9 @@ def _check_unique(ids: np.ndarray, lines: np.ndarray) -> None:
 
 def _arpa_keys(section, k: int, vocab: Vocab, lower: NGramIndex) -> np.ndarray:
     """Hierarchical keys of the k-grams of an ARPA section, in file order; shape ``(n_k,)``."""
-    words = np.array([[vocab.stoi.get(u, -1) for u in gram] for gram in section.ngrams], dtype=np.int64).reshape(-1, k)
+    n_words = k * len(section.ngrams)
+    words = np.fromiter(map(vocab.stoi.get, chain.from_iterable(section.ngrams), repeat(-1)), np.int64, n_words)
+    words = words.reshape(-1, k)  # (n_k, k) word ids, -1 for a word that is not a unigram
     unknown = np.flatnonzero((words < 0).any(axis=1))
     if unknown.size:
         raise ValueError(f"malformed ARPA file, line {section.lines[unknown[0]]}: a word of this {k}-gram is not among the 1-grams")
