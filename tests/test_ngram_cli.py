@@ -53,6 +53,15 @@ def test_other_methods(monkeypatch, capsys, method):
     assert code == 0 and read_arpa(io.StringIO(out)).order == int(order)
 
 
+def test_discount_fallback_like_lmplz(monkeypatch, capsys):
+    code, out, err = run(monkeypatch, capsys, ["estimate", "--order", "2", "--discount-fallback"], TRAIN)
+    assert code == 0 and "[0.5, 1.0, 1.5]" in err
+    explicit = run(monkeypatch, capsys, ["estimate", "--order", "2", "--discount", "0.5", "1", "1.5"], TRAIN)[1]
+    assert out == explicit  # every order of this tiny text falls back
+    code, out, _ = run(monkeypatch, capsys, ["estimate", "-o", "2", "--method", "kn", "--discount-fallback", "0.3"], TRAIN)
+    assert code == 0
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -61,6 +70,8 @@ def test_other_methods(monkeypatch, capsys, method):
         (["estimate", "--order", "2", "--method", "addk"], "not a backoff model"),
         (["estimate", "--order", "2", "--method", "kn", "--discount", "1.5"], r"\[0, 1\]"),
         (["estimate", "--order", "2", "--method", "mle", "--discount", "0.5"], "does not apply"),
+        (["estimate", "--order", "1", "--method", "addk", "--discount-fallback"], "does not apply"),
+        (["estimate", "--order", "2", "--method", "kn", "--discount-fallback"], "needs a value"),
         (["perplexity", "/nonexistent/model.arpa"], "No such file"),
     ],
 )

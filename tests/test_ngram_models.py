@@ -221,6 +221,26 @@ def test_mkn_discounts_undefined_on_a_tiny_corpus():
     assert mkn_discounts_from_counts(np.array([10, 4, 2, 1])) == pytest.approx(basics.mkn_discounts({1: 10, 2: 4, 3: 2, 4: 1}))
 
 
+def test_fallback_discounts_replace_only_undefined_estimates():
+    sentences = markov_corpus(15, n_sentences=1500, n_words=10)  # every word follows many others
+    reference = ReferenceKN(sentences, 3, ["<s>"], discounts=[(0, 0, 0)] * 3)
+    with pytest.raises(ValueError):
+        basics.mkn_discounts(reference.count_of_counts[1])  # no unigram has adjusted count 1, 2 or 3
+    with pytest.raises(ValueError, match="fallback_discounts="):
+        ModifiedKneserNey(3).fit(sentences)
+    model = ModifiedKneserNey(3, fallback_discounts=(0.5, 1.0, 1.5)).fit(sentences)
+    assert model.D[0] == pytest.approx([0.5, 1.0, 1.5])
+    for n in (2, 3):
+        assert model.D[n - 1] == pytest.approx(basics.mkn_discounts(reference.count_of_counts[n]), abs=1e-12)
+    kn = KneserNey(3, fallback_discounts=0.4).fit(sentences)
+    n = reference.count_of_counts[2]
+    assert kn.D[:, 0] == pytest.approx([0.4, n[1] / (n[1] + 2 * n[2]), kn.D[2, 0]])
+    tiny = [["a", "b"], ["b"]]  # no order of this corpus has defined MKN discounts
+    fallback = ModifiedKneserNey(2, fallback_discounts=(0.5, 1.0, 1.5)).fit(tiny)
+    explicit = ModifiedKneserNey(2, discounts=(0.5, 1.0, 1.5)).fit(tiny)
+    np.testing.assert_array_equal(fallback.token_logprobs(tiny), explicit.token_logprobs(tiny))
+
+
 # -- other models against basics and closed forms -----------------------------------------
 
 

@@ -20,6 +20,8 @@ import argparse
 import functools
 import sys
 
+import numpy as np
+
 from ..data.vocab import tokenize
 from .models import METHODS, make_model, read_arpa
 
@@ -48,17 +50,30 @@ def _read_text(path: str | None) -> list[list[str]]:
         return tokenize(f.read())
 
 
+LMPLZ_FALLBACK = [0.5, 1.0, 1.5]
+"""lmplz's ``--discount_fallback`` default, D1 D2 D3+."""
+
+
+def _discount_option(values: list[float]):
+    """One number for every order, or the list as given."""
+    return values[0] if len(values) == 1 else values
+
+
 def _model_options(args) -> dict:
-    """Keyword arguments of the chosen model class from ``--k`` and ``--discount``."""
+    """Keyword arguments of the chosen model class from ``--k``, ``--discount`` and ``--discount-fallback``."""
+    given = [name for name in ("discount", "discount_fallback") if getattr(args, name) is not None]
+    if args.method in ("addk", "mle") and given:
+        raise ValueError(f"--{given[0].replace('_', '-')} does not apply to --method {args.method}")
     if args.method == "addk":
-        if args.discount is not None:
-            raise ValueError("--discount does not apply to --method addk (use --k)")
         return {"k": args.k}
-    if args.discount is None:
-        return {}
-    if args.method == "mle":
-        raise ValueError("--discount does not apply to --method mle")
-    return {"discounts": args.discount[0] if len(args.discount) == 1 else args.discount}
+    options = {}
+    if args.discount is not None:
+        options["discounts"] = _discount_option(args.discount)
+    if args.discount_fallback == [] and args.method != "mkn":
+        raise ValueError(f"--discount-fallback needs a value with --method {args.method}")
+    if args.discount_fallback is not None:
+        options["fallback_discounts"] = _discount_option(args.discount_fallback or LMPLZ_FALLBACK)
+    return options
 
 
 @_reporting_errors
@@ -71,6 +86,8 @@ def _estimate(args) -> int:
         model.to_arpa(args.arpa)
     sizes = " ".join(f"{k}={model.index.size(k)}" for k in range(1, model.order + 1))
     print(f"{args.method} {model.order}-gram model of {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
+    if hasattr(model, "D"):
+        print(f"discounts D1 D2 D3+ per order: {np.round(model.D, 6).tolist()}", file=sys.stderr)
     return 0
 
 
@@ -97,6 +114,14 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="D",
         help="abs/kn: one D for every order or N of them; mkn: D1 D2 D3+ for every order (default: estimated)",
+    )
+    estimate.add_argument(
+        "--discount-fallback",
+        type=float,
+        nargs="*",
+        metavar="D",
+        help="discounts for the orders where the estimate is undefined (small or artificial text), as for "
+        "--discount; with no value, lmplz's 0.5 1 1.5 (mkn only)",
     )
     estimate.add_argument("--text", help="training text, one sentence per line (default: standard input)")
     estimate.add_argument("--arpa", help="where to write the ARPA file (default: standard output)")
