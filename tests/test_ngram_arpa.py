@@ -19,7 +19,6 @@ import math
 import numpy as np
 import pytest
 
-from seqlearn.data.vocab import Vocab
 from seqlearn.ngram import (
     MLE,
     AbsoluteDiscounting,
@@ -352,7 +351,10 @@ def corrupt(old, new):
     ("file", "message"),
     [
         (io.StringIO("just some text\n"), r"line 1: no \\data\\"),
-        (corrupt("ngram 2=3", "ngram 2=4"), r"line 19: the 2-grams section \(from line 14\) has 3 entries; the header \(line 4\) announces 4"),
+        (
+            corrupt("ngram 2=3", "ngram 2=4"),
+            r"line 19: the 2-grams section \(from line 14\) has 3 entries; the header \(line 4\) announces 4",
+        ),
         (corrupt("ngram 2=3", "ngrams 2 3"), r"line 4: expected 'ngram k=count'"),
         (corrupt("ngram 2=3", "ngram 3=3"), r"line 4: expected the count of the 2-grams"),
         (corrupt("-0.4\ta b", "-0.4x\ta b"), r"line 16: '-0.4x' is not a number"),
@@ -366,7 +368,10 @@ def corrupt(old, new):
         (corrupt("-0.05\t<s> a b", "-0.05\tb a b"), r"line 20: the context of this 3-gram is not listed"),
         (corrupt("-0.2\tb </s>", "-0.2\ta b"), r"line 17: this n-gram is listed twice"),
         (corrupt("-0.7\tb", "-0.7\ta"), r"line 12: this n-gram is listed twice"),
-        (corrupt("\\1-grams:\n", "\\1-grams:\n-1 a\n"), r"line 15: the 1-grams section .* has 6 entries; the header \(line 3\) announces 5"),
+        (
+            corrupt("\\1-grams:\n", "\\1-grams:\n-1 a\n"),
+            r"line 15: the 1-grams section .* has 6 entries; the header \(line 3\) announces 5",
+        ),
     ],
 )
 def test_malformed_arpa(file, message):

@@ -34,7 +34,8 @@ def test_estimate_writes_the_models_arpa(monkeypatch, capsys):
 
 def test_estimate_then_perplexity(monkeypatch, capsys, tmp_path):
     arpa = tmp_path / "kn.arpa"
-    code, _, _ = run(monkeypatch, capsys, ["estimate", "-o", "3", "--method", "kn", "--discount", "0.7", "--arpa", str(arpa)], TRAIN)
+    argv = ["estimate", "-o", "3", "--method", "kn", "--discount", "0.7", "--arpa", str(arpa)]
+    code, _, _ = run(monkeypatch, capsys, argv, TRAIN)
     assert code == 0
     code, out, _ = run(monkeypatch, capsys, ["perplexity", str(arpa)], TEST)
     assert code == 0
@@ -58,7 +59,8 @@ def test_discount_fallback_like_lmplz(monkeypatch, capsys):
     assert code == 0 and "[0.5, 1.0, 1.5]" in err
     explicit = run(monkeypatch, capsys, ["estimate", "--order", "2", "--discount", "0.5", "1", "1.5"], TRAIN)[1]
     assert out == explicit  # every order of this tiny text falls back
-    code, out, _ = run(monkeypatch, capsys, ["estimate", "-o", "2", "--method", "kn", "--discount-fallback", "0.3"], TRAIN)
+    argv = ["estimate", "-o", "2", "--method", "kn", "--discount-fallback", "0.3"]
+    code, out, _ = run(monkeypatch, capsys, argv, TRAIN)
     assert code == 0
 
 

@@ -57,9 +57,7 @@ class ReferenceKN:
         self.followers = defaultdict(dict)  # h -> {w: c'(hw)}
         for gram, c in self.adjusted.items():
             self.followers[gram[:-1]][gram[-1]] = c
-        self.count_of_counts = {
-            n: Counter(c for g, c in self.adjusted.items() if len(g) == n) for n in range(1, N + 1)
-        }
+        self.count_of_counts = {n: Counter(c for g, c in self.adjusted.items() if len(g) == n) for n in range(1, N + 1)}
         if discounts is None:
             discounts = [basics.mkn_discounts(self.count_of_counts[n]) for n in range(1, N + 1)]
         self.D = {n: tuple(discounts[n - 1]) for n in range(1, N + 1)}
@@ -176,7 +174,7 @@ def test_arpa_numbers_equal_plain_python_reference(seed, N):
     buffer = io.StringIO()
     model.to_arpa(buffer)
     written = {}
-    for k, section in enumerate(parse_arpa(io.StringIO(buffer.getvalue())), start=1):
+    for section in parse_arpa(io.StringIO(buffer.getvalue())):
         for gram, log10_p, log10_bo in zip(section.ngrams, section.log10_p, section.log10_bo):
             written[gram] = (log10_p, log10_bo)
     assert set(written) == set(reference)
@@ -218,7 +216,8 @@ def test_mkn_discounts_undefined_on_a_tiny_corpus():
         mkn_discounts_from_counts(np.array([3, 0, 1, 0]))
     with pytest.raises(ValueError, match="outside"):
         mkn_discounts_from_counts(np.array([10, 1, 10, 0]))  # Y = 10/12, D2 = 2 - 3*Y*10/1 = -23
-    assert mkn_discounts_from_counts(np.array([10, 4, 2, 1])) == pytest.approx(basics.mkn_discounts({1: 10, 2: 4, 3: 2, 4: 1}))
+    expected = basics.mkn_discounts({1: 10, 2: 4, 3: 2, 4: 1})
+    assert mkn_discounts_from_counts(np.array([10, 4, 2, 1])) == pytest.approx(expected)
 
 
 def test_fallback_discounts_replace_only_undefined_estimates():

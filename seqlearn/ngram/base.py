@@ -47,7 +47,7 @@ def as_stream(data, vocab: Vocab) -> np.ndarray:
         raise ValueError("the encoded stream is empty (no sentences)")
     check_ids(data, len(vocab))
     if data[0] != BOS:
-        raise ValueError(f"an encoded stream must start with <s> (id {BOS}), got id {int(data[0])}; see encode_sentences")
+        raise ValueError(f"an encoded stream must start with <s> (id {BOS}), got {int(data[0])}; see encode_sentences")
     return data.astype(np.int64, copy=False)
 
 

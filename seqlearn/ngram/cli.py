@@ -85,7 +85,7 @@ def _estimate(args) -> int:
     else:
         model.to_arpa(args.arpa)
     sizes = " ".join(f"{k}={model.index.size(k)}" for k in range(1, model.order + 1))
-    print(f"{args.method} {model.order}-gram model of {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
+    print(f"{args.method} {model.order}-gram model, {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
     if hasattr(model, "D"):
         print(f"discounts D1 D2 D3+ per order: {np.round(model.D, 6).tolist()}", file=sys.stderr)
     return 0

@@ -158,7 +158,7 @@ class NGramCounts(NGramIndex):
         self.suffix = suffix
 
     @classmethod
-    def from_stream(cls, stream: np.ndarray, V: int, N: int) -> "NGramCounts":
+    def from_stream(cls, stream: np.ndarray, V: int, N: int) -> NGramCounts:
         """Count the n-grams of orders 1..N of an encoded stream (vectorised, one sort per order).
 
         For k >= 2 the window ids are ``id_k[i] = rank of id_{k-1}[i] * V + stream[i+k-1]``

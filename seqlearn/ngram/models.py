@@ -339,8 +339,9 @@ class AddK(LanguageModel):
                 "k / (c(h.) + k(|V| - 1)), not a context weight times a lower-order probability, "
                 "so ARPA cannot represent it. Write an order-1 add-k model, or use another method."
             )
-        with np.errstate(divide="ignore"):
-            return [(np.arange(self.V), self._logp(np.arange(self.V), np.zeros((1, self.V), dtype=np.int64)) / np.log(10), None)]
+        w = np.arange(self.V)
+        log10_p = self._logp(w, np.zeros((1, self.V), dtype=np.int64)) / np.log(10)  # empty context for every word
+        return [(w, log10_p, None)]
 
 
 class BackoffModel(LanguageModel):
@@ -358,7 +359,7 @@ class BackoffModel(LanguageModel):
         self.order = index.order
 
     @classmethod
-    def from_arpa(cls, file) -> "BackoffModel":
+    def from_arpa(cls, file) -> BackoffModel:
         """Read an ARPA file (path or text file object); ``ValueError`` names the line of any defect."""
         sections = parse_arpa(file)
         unigrams = sections[0]
@@ -414,13 +415,17 @@ def _arpa_keys(section, k: int, vocab: Vocab, lower: NGramIndex) -> np.ndarray:
     words = words.reshape(-1, k)  # (n_k, k) word ids, -1 for a word that is not a unigram
     unknown = np.flatnonzero((words < 0).any(axis=1))
     if unknown.size:
-        raise ValueError(f"malformed ARPA file, line {section.lines[unknown[0]]}: a word of this {k}-gram is not among the 1-grams")
+        line = section.lines[unknown[0]]
+        raise ValueError(f"malformed ARPA file, line {line}: a word of this {k}-gram is not among the 1-grams")
     h = words[:, 0]
     for j in range(2, k):
         h = lower.lookup(j, h, words[:, j - 1])
     missing = np.flatnonzero(h < 0)
     if missing.size:
-        raise ValueError(f"malformed ARPA file, line {section.lines[missing[0]]}: the context of this {k}-gram is not listed among the {k - 1}-grams")
+        line = section.lines[missing[0]]
+        raise ValueError(
+            f"malformed ARPA file, line {line}: the context of this {k}-gram is not listed among the {k - 1}-grams"
+        )
     return h * len(vocab) + words[:, -1]
 
 
