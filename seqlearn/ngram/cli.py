@@ -1,17 +1,8 @@
 """The ``seqlearn ngram`` command, in the style of KenLM's ``lmplz`` and ``query``.
 
-Text is read one sentence per line, tokens separated by whitespace::
-
-    seqlearn ngram estimate --order 3 [--method mkn|kn|abs|addk|mle] [--k K] < train.txt > model.arpa
-    seqlearn ngram perplexity model.arpa < test.txt
-
-``estimate`` builds the vocabulary from the training text and writes the model as ARPA
-(add-k only for order 1: higher orders are not backoff models). ``perplexity`` counts
-``</s>`` and not ``<s>``, maps unknown words to ``<unk>``, and reports the perplexity with
-and without the OOV positions, with the token and OOV counts.
-
-The top-level ``seqlearn`` command registers this one with :func:`add_subparser` and runs
+The top-level ``seqlearn`` command registers it with :func:`add_subparser` and runs
 ``args.func(args)``; :func:`main` runs it on its own (``python -m seqlearn.ngram.cli``).
+What it does is :data:`HELP`, which ``--help`` prints.
 """
 
 from __future__ import annotations
@@ -25,7 +16,21 @@ import numpy as np
 from ..data.vocab import tokenize
 from .models import METHODS, make_model, read_arpa
 
-__all__ = ["add_subparser", "main"]
+__all__ = ["HELP", "add_subparser", "main"]
+
+HELP = """\
+n-gram language models, in the style of KenLM's lmplz and query.
+
+Text is read one sentence per line, tokens separated by whitespace:
+
+    seqlearn ngram estimate --order 3 [--method mkn|kn|abs|addk|mle] [--k K] < train.txt > model.arpa
+    seqlearn ngram perplexity model.arpa < test.txt
+
+estimate builds the vocabulary from the training text and writes the model in ARPA format
+(add-k only for order 1: higher orders are not backoff models). perplexity counts </s> and
+not <s>, maps unknown words to <unk>, and reports the perplexity with and without the OOV
+positions, with the token and OOV counts.
+"""
 
 
 def _reporting_errors(command):
@@ -137,7 +142,7 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "ngram",
         help="n-gram language models: estimate (ARPA), perplexity",
-        description=__doc__,
+        description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_commands(parser)
@@ -147,7 +152,7 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run ``seqlearn ngram ...`` with ``argv`` (default: the process arguments); returns the exit code."""
     parser = argparse.ArgumentParser(
-        prog="seqlearn ngram", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="seqlearn ngram", description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     _add_commands(parser)
     args = parser.parse_args(argv)
