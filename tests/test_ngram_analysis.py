@@ -1,0 +1,82 @@
+"""seqlearn.ngram.analysis against brute-force counting with the plain-Python textbook formulas."""
+
+import numpy as np
+import pytest
+
+from seqlearn.data import Vocab, encode_sentences
+from seqlearn.data.synthetic import agreement_accuracy, agreement_examples
+from seqlearn.ngram import AddK, KneserNey
+from seqlearn.ngram.analysis import agreement_scorer, held_out_counts, learning_curve, sparsity, truncate_stream
+from seqlearn.ngram.basics import count_ngrams
+
+
+def random_corpus(rng, n_sentences, words="abcde"):
+    return [list(rng.choice(list(words), size=rng.integers(0, 7))) for _ in range(n_sentences)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sparsity_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    train, test = random_corpus(rng, 30), random_corpus(rng, 20)
+    vocab = Vocab.build(train + test)
+    rows = sparsity(train, test, vocab, 3)
+    for row in rows:
+        seen = count_ngrams(train, row.order)
+        test_grams = count_ngrams(test, row.order)
+        unseen = sum(c for g, c in test_grams.items() if g not in seen) / sum(test_grams.values())
+        assert row.seen == len(seen)
+        assert row.possible == (len(vocab) - 1) ** row.order
+        assert row.unseen_test_fraction == pytest.approx(unseen)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_held_out_counts_match_brute_force(order):
+    rng = np.random.default_rng(order)
+    train, held_out = random_corpus(rng, 200, "abcd"), random_corpus(rng, 200, "abcd")
+    vocab = Vocab.build(train)
+    c_train, c_ho = count_ngrams(train, order), count_ngrams(held_out, order)
+    expected = []
+    for r in range(1, 9):
+        grams = [g for g, c in c_train.items() if c == r]
+        expected.append(np.mean([c_ho.get(g, 0) for g in grams]) if grams else np.nan)
+    np.testing.assert_allclose(held_out_counts(train, held_out, vocab, order), expected)
+
+
+def test_truncate_stream_keeps_whole_sentences():
+    vocab = Vocab.build([["a", "b"]])
+    stream = encode_sentences([["a"], ["a", "b"], ["b"]], vocab)  # <s> a </s> <s> a b </s> <s> b </s>
+    assert truncate_stream(stream, 1).tolist() == stream[:3].tolist()
+    assert truncate_stream(stream, 4).tolist() == stream[:7].tolist()
+    assert truncate_stream(stream, 100).tolist() == stream.tolist()
+    with pytest.raises(ValueError, match="n_tokens"):
+        truncate_stream(stream, 0)
+
+
+def test_learning_curve_equals_fitting_each_prefix():
+    rng = np.random.default_rng(0)
+    train, test = random_corpus(rng, 100), random_corpus(rng, 30)
+    vocab = Vocab.build(train + test)
+    curves = learning_curve({"add1": lambda: AddK(2, k=1.0)}, train, test, vocab, [50, 200])
+    stream = encode_sentences(train, vocab)
+    for i, size in enumerate([50, 200]):
+        expected = AddK(2, k=1.0).fit(truncate_stream(stream, size), vocab).perplexity(test)
+        assert curves["add1"][i] == pytest.approx(expected)
+    assert curves["add1"][1] != curves["add1"][0]
+
+
+def test_agreement_scorer_uses_the_model_probabilities():
+    train = [["the", "cat", "is", "here"], ["the", "cats", "are", "here"]] * 20
+    model = KneserNey(2, discounts=0.5).fit(train, Vocab.build(train))
+    score = agreement_scorer(model)
+    logp = score(["the", "cat"], ["is", "are"])
+    np.testing.assert_allclose(np.exp(logp), model.prob(["is", "are"], ["<s>", "the", "cat"]))
+    assert logp[0] > logp[1]
+
+
+def test_a_bigram_model_sees_agreement_only_at_distance_zero():
+    from seqlearn.data.synthetic import ToyEnglish
+
+    train = ToyEnglish().sample(n_tokens=60_000, rng=0)
+    model = KneserNey(2, fallback_discounts=0.75).fit(train, Vocab.build(train))
+    accuracy = agreement_accuracy(agreement_scorer(model), agreement_examples(distances=[0, 6], n_per_distance=60))
+    assert accuracy[0] > 0.95 and abs(accuracy[6] - 0.5) < 0.2
