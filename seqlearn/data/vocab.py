@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -136,14 +137,21 @@ def check_ids(ids: np.ndarray, vocab_size: int, name: str = "token id") -> None:
 def encode_sentences(sentences: Iterable[Sequence[str]], vocab: Vocab) -> np.ndarray:
     """Encode sentences as one flat stream ``<s> w_1 ... w_k </s> <s> ...`` of int64 ids.
 
-    Shape ``(sum_i (len(s_i) + 2),)``. Sentence ``i`` starts at ``sentence_starts(stream)[i]``.
+    Shape ``(sum_i (len(s_i) + 2),)``; unknown tokens become ``<unk>``. Sentence ``i`` starts
+    at ``sentence_starts(stream)[i]``.
     """
-    parts = []
-    for s in _sentence_list(sentences):
-        parts += [[Vocab.bos_id], vocab.encode(s), [Vocab.eos_id]]
-    if not parts:
+    sentences = _sentence_list(sentences)
+    if not sentences:
         raise ValueError("cannot encode an empty corpus (no sentences)")
-    return np.concatenate(parts).astype(np.int64)
+    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))  # (S,)
+    starts = np.cumsum(lengths + 2) - (lengths + 2)  # (S,) positions of the <s> tokens
+    stream = np.empty(int(lengths.sum()) + 2 * len(sentences), dtype=np.int64)
+    is_word = np.ones(len(stream), dtype=bool)
+    is_word[starts] = is_word[starts + lengths + 1] = False
+    stream[starts], stream[starts + lengths + 1] = Vocab.bos_id, Vocab.eos_id
+    ids = map(vocab.stoi.get, chain.from_iterable(sentences), repeat(Vocab.unk_id))
+    stream[is_word] = np.fromiter(ids, dtype=np.int64, count=int(lengths.sum()))
+    return stream
 
 
 def sentence_starts(stream: np.ndarray) -> np.ndarray:

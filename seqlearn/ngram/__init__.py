@@ -5,10 +5,13 @@ exercises are graded against); :mod:`~seqlearn.ngram.counts` counts n-grams of w
 corpora with numpy; :mod:`~seqlearn.ngram.models` holds the models (MLE, add-k, absolute
 discounting, interpolated and modified Kneser-Ney, and the backoff model of an ARPA file),
 which share the API of :class:`~seqlearn.ngram.base.LanguageModel`;
+:mod:`~seqlearn.ngram.analysis` has the measurements the chapter makes (sparsity,
+held-out counts, learning curves, agreement);
 :mod:`~seqlearn.ngram.arpa` writes and parses ARPA files; :mod:`~seqlearn.ngram.cli` is the
 ``seqlearn ngram`` command.
 """
 
+from .analysis import SparsityRow, agreement_scorer, held_out_counts, learning_curve, sparsity, truncate_stream
 from .arpa import ArpaSection, parse_arpa, write_arpa
 from .base import LanguageModel, PerplexityReport, as_stream, check_order
 from .basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
@@ -57,6 +60,13 @@ __all__ = [
     "mkn_discounts_from_counts",
     "as_stream",
     "check_order",
+    # measurements of Chapter 1
+    "SparsityRow",
+    "sparsity",
+    "held_out_counts",
+    "learning_curve",
+    "truncate_stream",
+    "agreement_scorer",
     # ARPA files
     "read_arpa",
     "write_arpa",
