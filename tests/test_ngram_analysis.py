@@ -80,3 +80,22 @@ def test_a_bigram_model_sees_agreement_only_at_distance_zero():
     model = KneserNey(2, fallback_discounts=0.75).fit(train, Vocab.build(train))
     accuracy = agreement_accuracy(agreement_scorer(model), agreement_examples(distances=[0, 6], n_per_distance=60))
     assert accuracy[0] > 0.95 and abs(accuracy[6] - 0.5) < 0.2
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_unseen_mask_matches_brute_force(order):
+    from seqlearn.ngram.analysis import unseen_mask
+
+    rng = np.random.default_rng(10 + order)
+    train, test = random_corpus(rng, 40, "abcd"), random_corpus(rng, 25, "abcde")
+    vocab = Vocab.build(train + test)
+    expected = []
+    for sentence in test:
+        padded = ["<s>", *sentence, "</s>"]
+        for t in range(1, len(padded)):
+            k = min(order, t + 1)
+            gram = tuple(padded[t - k + 1 : t + 1])
+            expected.append(gram not in count_ngrams(train, k))
+    mask = unseen_mask(train, test, vocab, order)
+    assert mask.tolist() == expected
+    assert mask.any() and not mask.all()

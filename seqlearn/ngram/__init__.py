@@ -11,7 +11,15 @@ held-out counts, learning curves, agreement);
 ``seqlearn ngram`` command.
 """
 
-from .analysis import SparsityRow, agreement_scorer, held_out_counts, learning_curve, sparsity, truncate_stream
+from .analysis import (
+    SparsityRow,
+    agreement_scorer,
+    held_out_counts,
+    learning_curve,
+    sparsity,
+    truncate_stream,
+    unseen_mask,
+)
 from .arpa import ArpaSection, parse_arpa, write_arpa
 from .base import LanguageModel, PerplexityReport, as_stream, check_order
 from .basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
@@ -63,6 +71,7 @@ __all__ = [
     # measurements of Chapter 1
     "SparsityRow",
     "sparsity",
+    "unseen_mask",
     "held_out_counts",
     "learning_curve",
     "truncate_stream",

@@ -16,7 +16,7 @@ from ..data.vocab import Vocab, sentence_starts
 from .base import LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, UNSEEN, NGramCounts
 
-__all__ = ["SparsityRow", "sparsity", "held_out_counts", "learning_curve", "truncate_stream", "agreement_scorer"]
+__all__ = ["SparsityRow", "sparsity", "unseen_mask", "held_out_counts", "learning_curve", "truncate_stream", "agreement_scorer"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,29 @@ def sparsity(train, test, vocab: Vocab, max_order: int) -> list[SparsityRow]:
         seen = int(np.count_nonzero(counts.c[n - 1]))
         rows.append(SparsityRow(n, (len(vocab) - 1) ** n, seen, float(unseen.mean()) if ids.size else 0.0))
     return rows
+
+
+def unseen_mask(train, test, vocab: Vocab, order: int) -> np.ndarray:
+    """Which predicted tokens of ``test`` end an n-gram never seen in ``train``.
+
+    For each token :math:`w_t` of the test stream that is not ``<s>`` (aligned with
+    :meth:`~seqlearn.ngram.base.LanguageModel.token_logprobs`), the n-gram is its longest
+    window :math:`w_{t-k+1} \dots w_t`, :math:`k \le n`, that does not reach left of the
+    sentence's ``<s>``. Returns a bool array of shape ``(T,)``.
+    """
+    order = check_order(order)
+    counts = NGramCounts.from_stream(as_stream(train, vocab), len(vocab), order)
+    stream = as_stream(test, vocab)
+    ctx = counts.context_ids(stream, order)  # (N, T) context ids per order
+    k = (ctx != NO_CONTEXT).sum(axis=0)  # (T,) longest order available at each position
+    seen = np.zeros(len(stream), dtype=bool)
+    for j in range(1, order + 1):
+        at = np.flatnonzero(k == j)
+        if j == 1:
+            seen[at] = counts.c[0][stream[at]] > 0
+        else:
+            seen[at] = counts.lookup(j, ctx[j - 1, at], stream[at]) != UNSEEN
+    return ~seen[stream != Vocab.bos_id]
 
 
 def held_out_counts(train, held_out, vocab: Vocab, order: int, r_max: int = 8) -> np.ndarray:
