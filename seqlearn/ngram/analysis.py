@@ -56,7 +56,7 @@ def sparsity(train, test, vocab: Vocab, max_order: int) -> list[SparsityRow]:
 
 
 def unseen_mask(train, test, vocab: Vocab, order: int) -> np.ndarray:
-    """Which predicted tokens of ``test`` end an n-gram never seen in ``train``.
+    r"""Which predicted tokens of ``test`` end an n-gram never seen in ``train``.
 
     For each token :math:`w_t` of the test stream that is not ``<s>`` (aligned with
     :meth:`~seqlearn.ngram.base.LanguageModel.token_logprobs`), the n-gram is its longest
