@@ -1,0 +1,60 @@
+"""Chapter 2: the neural probabilistic language model of Bengio et al. (2003).
+
+:mod:`~seqlearn.nlm.basics` has the chapter's formulas in plain NumPy (the references its
+exercises are graded against); :mod:`~seqlearn.nlm.model` the model in torch;
+:mod:`~seqlearn.nlm.data` the (context, target) mini-batches built on the fly from an
+encoded stream; :mod:`~seqlearn.nlm.train` training (SGD with the paper's schedule and
+weight decay, or Adam) and evaluation; :mod:`~seqlearn.nlm.mixture` the NLM + n-gram
+mixture; :mod:`~seqlearn.nlm.embeddings` nearest neighbours and a 2-D map of the learned
+embeddings. The masked loss is :func:`seqlearn.losses.masked_cross_entropy`.
+"""
+
+from .basics import best_interpolation_weight, context_windows, masked_cross_entropy, nlm_logits, perplexity_from_loss
+from .data import WindowBatches, check_stream
+from .embeddings import cosine_similarities, embedding_matrix, nearest_neighbours, project_2d
+from .mixture import MixtureReport, evaluate_mixture, fit_mixture, mixture_logprobs
+from .model import BengioNLM, bengio_parameter_count
+from .train import (
+    NLMHistory,
+    inverse_time_decay,
+    make_optimizer,
+    nlm_loss,
+    parameter_groups,
+    perplexity,
+    token_logprobs,
+    train_nlm,
+)
+
+__all__ = [
+    # textbook formulas (graded references)
+    "context_windows",
+    "nlm_logits",
+    "masked_cross_entropy",
+    "perplexity_from_loss",
+    "best_interpolation_weight",
+    # the model
+    "BengioNLM",
+    "bengio_parameter_count",
+    # data
+    "WindowBatches",
+    "check_stream",
+    # training and evaluation
+    "NLMHistory",
+    "nlm_loss",
+    "parameter_groups",
+    "make_optimizer",
+    "inverse_time_decay",
+    "train_nlm",
+    "token_logprobs",
+    "perplexity",
+    # mixture with an n-gram model
+    "fit_mixture",
+    "mixture_logprobs",
+    "evaluate_mixture",
+    "MixtureReport",
+    # embeddings
+    "embedding_matrix",
+    "cosine_similarities",
+    "nearest_neighbours",
+    "project_2d",
+]
