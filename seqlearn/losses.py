@@ -39,6 +39,22 @@ def _check_inputs(logits, targets, mask):
             raise TypeError(f"mask must be bool or real 0/1 numbers, got dtype {mask.dtype}")
 
 
+def _real_positions(targets, mask):
+    """The mask as bools (``None`` when there is none), after checking it selects a token."""
+    import torch
+
+    if mask is None:
+        if targets.numel() == 0:
+            raise ValueError("there are no targets: the mean loss over zero tokens is undefined")
+        return None
+    if mask.dtype != torch.bool and bool(((mask != 0) & (mask != 1)).any()):
+        raise ValueError("mask must hold only 0 (padding) and 1 (real token)")
+    real = mask != 0
+    if not bool(real.any()):
+        raise ValueError("the mask selects no token: the mean loss over zero tokens is undefined")
+    return real
+
+
 def masked_cross_entropy(logits, targets, mask=None):
     r"""Mean negative log-likelihood of the targets over the real tokens only.
 
@@ -75,20 +91,16 @@ def masked_cross_entropy(logits, targets, mask=None):
     import torch.nn.functional as F
 
     _check_inputs(logits, targets, mask)
-    if mask is not None and mask.dtype != torch.bool and bool(((mask != 0) & (mask != 1)).any()):
-        raise ValueError("mask must hold only 0 (padding) and 1 (real token)")
-    real = torch.ones_like(targets, dtype=torch.bool) if mask is None else mask != 0  # (...)
-    n_real = real.sum()
-    if n_real.item() == 0:
-        raise ValueError("the mask selects no token: the mean loss over zero tokens is undefined")
     vocab_size = logits.shape[-1]
-    ids = targets.masked_fill(~real, 0)  # (...) padding looks up id 0
+    real = _real_positions(targets, mask)  # (...) bool, or None: every token is real
+    ids = targets if real is None else targets.masked_fill(~real, 0)  # padding looks up id 0
     if bool(((ids < 0) | (ids >= vocab_size)).any()):
-        bad = int(targets[real & ((targets < 0) | (targets >= vocab_size))][0])
+        bad = int(ids[(ids < 0) | (ids >= vocab_size)][0])
         raise ValueError(f"target id {bad} is outside the vocabulary (valid ids are 0..{vocab_size - 1})")
     if bool(torch.isnan(logits).any()):
         raise ValueError("logits contain NaN (a diverged model? lower the learning rate or clip gradients)")
     nll = F.cross_entropy(logits.reshape(-1, vocab_size), ids.reshape(-1), reduction="none")  # (N,)
-    if mask is None:
+    if real is None:
         return nll.mean()
-    return torch.where(real.reshape(-1), nll, 0.0).sum() / n_real.to(nll.dtype)
+    real = real.reshape(-1)  # (N,)
+    return torch.where(real, nll, 0.0).sum() / real.sum().to(nll.dtype)

@@ -121,3 +121,8 @@ def test_bad_input(make, error, words):
     logits, targets, mask = make(*random_batch((3, 4), seed=7))
     with pytest.raises(error, match=words):
         masked_cross_entropy(logits, targets, mask)
+
+
+def test_no_targets_is_an_error():
+    with pytest.raises(ValueError, match="zero tokens"):
+        masked_cross_entropy(torch.zeros(0, 5), torch.zeros(0, dtype=torch.long))

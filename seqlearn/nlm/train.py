@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 OPTIMIZERS = ("adam", "sgd")
-DEFAULT_LR = {"adam": 3e-3, "sgd": 0.3}
+DEFAULT_LR = {"adam": 3e-3, "sgd": 1.0}
 
 
 @dataclass
@@ -88,7 +88,7 @@ def make_optimizer(model: BengioNLM, optimizer: str = "adam", lr: float | None =
                    weight_decay: float = 0.0) -> torch.optim.Optimizer:
     """``torch.optim.Adam`` or plain ``torch.optim.SGD`` over :func:`parameter_groups`.
 
-    ``lr`` defaults to 3e-3 for Adam and 0.3 for SGD (on the mean loss of a batch).
+    ``lr`` defaults to 3e-3 for Adam and 1.0 for SGD (on the mean loss of a batch).
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
@@ -132,7 +132,7 @@ def train_nlm(model: BengioNLM, train_stream, val_stream=None, *, optimizer: str
     optimizer : {"adam", "sgd"}
         See :func:`make_optimizer`.
     lr : float, optional
-        :math:`\varepsilon_0` (default 3e-3 for Adam, 0.3 for SGD).
+        :math:`\varepsilon_0` (default 3e-3 for Adam, 1.0 for SGD).
     epochs : int
         Maximum number of passes over the training windows.
     batch_size : int
