@@ -1,15 +1,21 @@
-"""The grading round trip with nbgrader for real, and the nbgrader tooling it relies on.
+"""The grading round trip with nbgrader for real, for every assignment, and the nbgrader tooling it relies on.
 
-One module-scoped fixture grades five submissions of 01_ngram in a single autograde run
-(solution, blank release, delegating answer, an infinite loop, a probe that records and
-prints its hidden inputs) and generates their feedback; the tests inspect the results.
+One module-scoped fixture, parametrized over the assignments under ``solutions/``, grades five
+submissions of an assignment in a single autograde run (solution, blank release, delegating
+answer, an infinite loop, a probe that records and prints its hidden inputs) and generates their
+feedback; the tests inspect the results. What the tests need to know about an assignment (its
+graded functions, their test cells and points, its checks) is read from the source notebook.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
+import re
 import shutil
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -26,26 +32,13 @@ from seqlearn.grading.nbgrader_tools import (
     html_text,
     release_differences,
 )
-from seqlearn.grading.ngram import CHECKS
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENT = "01_ngram"
-NOTEBOOK = "01_ngram.ipynb"
+ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir() and not p.name.startswith("."))
 TIMEOUT = 8  # seconds per cell for the round trip (the course default is 60)
-LOOP_CELL = "count_ngrams_tests"
-
-CORRECT_COUNT = """
-    from collections import Counter
-    counts = Counter()
-    for sentence in sentences:
-        padded = ["<s>", *sentence, "</s>"]
-        for i in range(len(padded) - n + 1):
-            if tuple(padded[i:i + n]) != ("<s>",):
-                counts[tuple(padded[i:i + n])] += 1
-"""
 
 LOOP = """
-def count_ngrams(sentences, n):
+def {name}({args}):
     i = 0
     while i < 10:
         pass
@@ -56,48 +49,130 @@ import json, os
 from IPython.display import display
 _calls = []  # markers are concatenated at run time, so the source does not contain them
 
-def count_ngrams(sentences, n):
+{solution}
+
+def {name}(*args, **kwargs):
     _calls.append(1)
-{correct}
+    result = _solution_{name}(*args, **kwargs)
     if len(_calls) <= {n_visible}:
-        print("PROBE-" + "VISIBLE-CALL", sentences)
-        return counts
+        print("PROBE-" + "VISIBLE-CALL", *args)
+        return result
     with open("hidden_inputs.jsonl", "a") as f:
-        f.write(json.dumps([sentences, n]) + "\\n")
-    print("PROBE-" + "HIDDEN-CALL", sentences, n)
+        f.write(json.dumps([[repr(a), str(a)] for a in args]) + "\\n")
+    print("PROBE-" + "HIDDEN-CALL", *args)
     os.write(1, ("PROBE-" + "HIDDEN-FD\\n").encode())
     display("PROBE-" + "HIDDEN-DISPLAY")
-    counts[("PROBE-" + "EXTRA-KEY",)] += 1
-    return counts
+    if isinstance(result, dict):
+        result[("PROBE-" + "EXTRA-KEY",)] = 1
+        return result
+    raise RuntimeError("PROBE-" + "HIDDEN-RAISE " + repr(args))
 """
 
 
-def _source() -> nbformat.NotebookNode:
-    return nbformat.read(ROOT / "solutions" / ASSIGNMENT / NOTEBOOK, as_version=4)
+@dataclass(frozen=True)
+class Part:
+    """One autograded part: the function a student writes, its solution cell and its test cell."""
+
+    function: str
+    solution_cell: str
+    test_cell: str
+    points: float
+    checks_module: str
+
+
+@dataclass(frozen=True)
+class Assignment:
+    name: str
+    notebook: str
+    source: nbformat.NotebookNode
+    parts: tuple[Part, ...]
+    manual_points: float
+
+    @property
+    def auto_points(self) -> float:
+        return sum(p.points for p in self.parts)
+
+    @property
+    def first(self) -> Part:
+        return self.parts[0]
+
+    def hidden_call(self, part: Part | None = None) -> str:
+        part = part or self.first
+        return f"check_{part.function}({part.function}, hidden=True)"
+
+
+def _nbgrader(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def _parts(source: nbformat.NotebookNode) -> tuple[Part, ...]:
+    """The (solution cell, test cell) pairs: each solution code cell and the next graded code cell."""
+    parts, pending = [], None
+    for cell in source.cells:
+        meta = _nbgrader(cell)
+        if cell.cell_type != "code":
+            continue
+        if meta.get("solution"):
+            (function,) = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
+            pending = (function, meta["grade_id"])
+        elif meta.get("grade") and pending:
+            module = re.search(rf"from (seqlearn\.grading\.\w+) import check_{pending[0]}\b", cell.source).group(1)
+            parts.append(Part(pending[0], pending[1], meta["grade_id"], meta["points"], module))
+            pending = None
+    return tuple(parts)
+
+
+def _load(name: str) -> Assignment:
+    (path,) = sorted((ROOT / "solutions" / name).glob("*.ipynb"))
+    source = nbformat.read(path, as_version=4)
+    written = [c for c in source.cells if _nbgrader(c).get("grade") and c.cell_type == "markdown"]
+    manual = sum(_nbgrader(c)["points"] for c in written)
+    return Assignment(name, path.name, source, _parts(source), manual)
 
 
 def _replace_cell(notebook, grade_id: str, source: str) -> nbformat.NotebookNode:
     result = nbformat.from_dict(notebook)
-    (cell,) = [c for c in result.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    (cell,) = [c for c in result.cells if _nbgrader(c).get("grade_id") == grade_id]
     cell.source = source.strip("\n")
     return result
 
 
-def _probe_source() -> str:
-    n_visible = len(CHECKS["count_ngrams"].cases())
-    return PROBE.format(correct=CORRECT_COUNT.strip("\n"), n_visible=n_visible)
+def _cell_source(notebook, grade_id: str) -> str:
+    (cell,) = [c for c in notebook.cells if _nbgrader(c).get("grade_id") == grade_id]
+    return cell.source
+
+
+def _loop_source(assignment: Assignment) -> str:
+    part = assignment.first
+    body = ast.parse(_cell_source(assignment.source, part.solution_cell)).body
+    (function,) = [n for n in body if isinstance(n, ast.FunctionDef)]
+    return LOOP.format(name=part.function, args=ast.unparse(function.args))
+
+
+def _probe_source(assignment: Assignment) -> str:
+    part = assignment.first
+    n_visible = len(importlib.import_module(part.checks_module).CHECKS[part.function].cases())
+    source = _cell_source(assignment.source, part.solution_cell)
+    solution = re.sub(rf"\bdef {part.function}\(", f"def _solution_{part.function}(", source)
+    return PROBE.format(solution=solution, name=part.function, n_visible=n_visible)
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
+def assignment(request) -> Assignment:
+    return _load(request.param)
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(assignment, tmp_path_factory):
     """(report, seconds) of one check_grading run with two extra submissions, kept on disk."""
-    workdir = tmp_path_factory.mktemp("course")
+    workdir = tmp_path_factory.mktemp(f"course-{assignment.name}")
+    cell = assignment.first.solution_cell
     extra = {
-        "loop": {NOTEBOOK: _replace_cell(_source(), "count_ngrams", LOOP)},
-        "probe": {NOTEBOOK: _replace_cell(_source(), "count_ngrams", _probe_source())},
+        "loop": {assignment.notebook: _replace_cell(assignment.source, cell, _loop_source(assignment))},
+        "probe": {assignment.notebook: _replace_cell(assignment.source, cell, _probe_source(assignment))},
     }
     start = time.perf_counter()
-    report = check_grading(ROOT, ASSIGNMENT, timeout=TIMEOUT, extra_submissions=extra, workdir=workdir)
+    report = check_grading(ROOT, assignment.name, timeout=TIMEOUT, extra_submissions=extra, workdir=workdir)
     return report, time.perf_counter() - start
 
 
@@ -106,8 +181,33 @@ def report(graded):
     return graded[0]
 
 
-def _feedback_text(report, student: str) -> str:
-    return html_text(report.results[student].feedback[NOTEBOOK].read_text(encoding="utf-8"))
+def _feedback_text(report, assignment: Assignment, student: str) -> str:
+    return html_text(report.results[student].feedback[assignment.notebook].read_text(encoding="utf-8"))
+
+
+# ----------------------------------------------------------------------------- the assignments
+
+
+def test_every_assignment_is_found():
+    assert "01_ngram" in ASSIGNMENTS and "02_neural_lm" in ASSIGNMENTS
+
+
+def test_assignments_follow_the_course_rules(assignment):
+    """4-8 autograded parts worth points, 1-2 written answers, graded references named in the metadata."""
+    assert 4 <= len(assignment.parts) <= 8
+    assert all(p.points > 0 for p in assignment.parts)
+    written = [c for c in assignment.source.cells if _nbgrader(c).get("grade") and c.cell_type == "markdown"]
+    assert 1 <= len(written) <= 2 and assignment.manual_points > 0
+    module = importlib.import_module(assignment.source.metadata.seqlearn.reference_module)
+    for part in assignment.parts:
+        assert getattr(module, part.function).__seqlearn_reference__
+        tests = _cell_source(assignment.source, part.test_cell)
+        assert f"check_{part.function}({part.function})" in tests
+        cell = nbformat.v4.new_code_cell(tests)
+        assert assignment.hidden_call(part) in hidden_test_lines(nbformat.v4.new_notebook(cells=[cell]))
+    ids = [c.id for c in assignment.source.cells]
+    assert ids == [_nbgrader(c)["grade_id"] for c in assignment.source.cells], "fixed cell ids, equal to the grade ids"
+    assert len(set(ids)) == len(ids)
 
 
 # ----------------------------------------------------------------------------- the round trip
@@ -120,29 +220,30 @@ def test_round_trip_report_is_ok(report):
 
 
 @pytest.mark.slow
-def test_solution_earns_every_autograded_point(report):
+def test_solution_earns_every_autograded_point(report, assignment):
     solution = report.results["solution"]
-    assert solution.auto_max == 14
+    assert solution.auto_max == assignment.auto_points
     assert solution.auto_score == solution.auto_max
     assert all(score == points for score, points in solution.cell_scores.values())
-    assert solution.manual_max == 4
+    assert solution.manual_max == assignment.manual_points
     assert all("hidden cases passed" in text for text in solution.outputs.values())
 
 
 @pytest.mark.slow
-def test_blank_release_scores_zero_without_crashing(report):
+def test_blank_release_scores_zero_without_crashing(report, assignment):
     blank = report.results["blank"]
     assert blank.auto_score == 0
-    assert len(blank.cell_scores) == 6
+    assert len(blank.cell_scores) == len(assignment.parts)
     for cell, text in blank.outputs.items():
         assert "not implemented yet" in text, cell
         assert "input:" in text and "hint:" in text, cell
 
 
 @pytest.mark.slow
-def test_delegating_answer_scores_zero_and_is_told_why(report):
+def test_delegating_answer_scores_zero_and_is_told_why(report, assignment):
     delegating = report.results["delegating"]
     assert delegating.auto_score == 0
+    assert len(delegating.outputs) == len(assignment.parts)
     for cell, text in delegating.outputs.items():
         assert "scores zero" in text and REFUSAL in text, cell
 
@@ -150,95 +251,98 @@ def test_delegating_answer_scores_zero_and_is_told_why(report):
 def _cell_seconds(notebook_path: Path, grade_id: str) -> float:
     """How long a cell of an executed notebook ran (nbclient's timing metadata)."""
     notebook = nbformat.read(notebook_path, as_version=4)
-    (cell,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    (cell,) = [c for c in notebook.cells if _nbgrader(c).get("grade_id") == grade_id]
     timing = cell.metadata.execution
     start, end = (datetime.fromisoformat(timing[k]) for k in ("iopub.execute_input", "iopub.status.idle"))
     return (end - start).total_seconds()
 
 
 @pytest.mark.slow
-def test_infinite_loop_is_cut_off_by_the_timeout(graded):
+def test_infinite_loop_is_cut_off_by_the_timeout(graded, assignment):
     report, seconds = graded
-    loop = report.results["loop"]
-    assert loop.cell_scores[LOOP_CELL] == (0, 3)
-    assert loop.auto_score == loop.auto_max - 3, "the other parts are still graded"
-    assert "CellTimeoutError" in loop.outputs[LOOP_CELL]
-    assert TIMEOUT <= _cell_seconds(loop.autograded[NOTEBOOK], LOOP_CELL) < TIMEOUT + 15
+    loop, part = report.results["loop"], assignment.first
+    assert loop.cell_scores[part.test_cell] == (0, part.points)
+    assert loop.auto_score == loop.auto_max - part.points, "the other parts are still graded"
+    assert "CellTimeoutError" in loop.outputs[part.test_cell]
+    assert TIMEOUT <= _cell_seconds(loop.autograded[assignment.notebook], part.test_cell) < TIMEOUT + 15
     assert seconds < 240
 
 
 @pytest.mark.slow
-def test_exercises_equal_a_fresh_generate_assignment(report):
-    fresh = report.course_dir / "exercises" / ASSIGNMENT
-    assert (fresh / NOTEBOOK).is_file()
-    assert release_differences(fresh, ROOT / "exercises" / ASSIGNMENT) == []
+def test_exercises_equal_a_fresh_generate_assignment(report, assignment):
+    fresh = report.course_dir / "exercises" / assignment.name
+    assert (fresh / assignment.notebook).is_file()
+    assert release_differences(fresh, ROOT / "exercises" / assignment.name) == []
 
 
 @pytest.mark.slow
-def test_probe_fails_a_hidden_case_only(report):
-    probe = report.results["probe"]
-    text = probe.outputs[LOOP_CELL]
-    assert probe.cell_scores[LOOP_CELL] == (0, 3)
-    assert probe.auto_score == probe.auto_max - 3
-    assert "count_ngrams failed hidden case 1 of" in text
+def test_probe_fails_a_hidden_case_only(report, assignment):
+    probe, part = report.results["probe"], assignment.first
+    text = probe.outputs[part.test_cell]
+    assert probe.cell_scores[part.test_cell] == (0, part.points)
+    assert probe.auto_score == probe.auto_max - part.points
+    assert f"{part.function} failed hidden case 1 of" in text
     assert "PROBE-EXTRA-KEY" not in text, "keys of hidden results are withheld"
+    assert "PROBE-HIDDEN-RAISE" not in text, "messages of exceptions in hidden cases are withheld"
     assert "PROBE-HIDDEN-CALL" not in text, "prints of student code are swallowed in hidden cases"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("student", ["solution", "blank", "probe"])
-def test_feedback_hides_hidden_tests(report, student):
-    source = _source()
-    hidden = hidden_test_lines(source)
-    assert "check_count_ngrams(count_ngrams, hidden=True)" in hidden
-    autograded = report.results[student].autograded[NOTEBOOK].read_text(encoding="utf-8")
-    assert "check_count_ngrams(count_ngrams, hidden=True)" in autograded, "nbgrader restores hidden tests"
+def test_feedback_hides_hidden_tests(report, assignment, student):
+    hidden = hidden_test_lines(assignment.source)
+    assert assignment.hidden_call() in hidden
+    autograded = report.results[student].autograded[assignment.notebook].read_text(encoding="utf-8")
+    assert assignment.hidden_call() in autograded, "nbgrader restores hidden tests"
 
-    text = _feedback_text(report, student)
+    text = _feedback_text(report, assignment, student)
     assert not [line for line in hidden if line in text]
     assert "BEGIN HIDDEN TESTS" not in text
-    assert "check_count_ngrams(count_ngrams)" in text, "visible tests stay visible"
-    assert text.count("hidden tests: not shown") == 6
+    part = assignment.first
+    assert f"check_{part.function}({part.function})" in text, "visible tests stay visible"
+    assert text.count("hidden tests: not shown") == len(assignment.parts)
     result = report.results[student]
-    assert f"Score: {result.auto_score:.1f} / 18.0" in text
-    assert "Score: 0.0 / 3.0" in text or student == "solution"
+    assert f"Score: {result.auto_score:.1f} / {assignment.auto_points + assignment.manual_points:.1f}" in text
+    assert f"Score: 0.0 / {part.points:.1f}" in text or student == "solution"
 
 
 @pytest.mark.slow
-def test_feedback_shows_no_hidden_input(report):
+def test_feedback_shows_no_hidden_input(report, assignment):
     probe = report.results["probe"]
-    (recorded,) = list(probe.autograded[NOTEBOOK].parent.rglob("hidden_inputs.jsonl"))
+    (recorded,) = list(probe.autograded[assignment.notebook].parent.rglob("hidden_inputs.jsonl"))
     hidden_inputs = [json.loads(line) for line in recorded.read_text().splitlines()]
     assert hidden_inputs, "the probe ran on a hidden input"
-    autograded = probe.autograded[NOTEBOOK].read_text(encoding="utf-8")
+    autograded = probe.autograded[assignment.notebook].read_text(encoding="utf-8")
     assert "PROBE-VISIBLE-CALL" in autograded and "PROBE-HIDDEN-DISPLAY" in autograded, "outputs the feedback must drop"
 
-    text = _feedback_text(report, "probe")
-    assert "count_ngrams failed hidden case 1 of" in text, "the student learns which hidden case failed"
+    text = _feedback_text(report, assignment, "probe")
+    assert f"{assignment.first.function} failed hidden case 1 of" in text, "the student learns which hidden case failed"
     assert "input: withheld" in text
-    for marker in ("HIDDEN-CALL", "HIDDEN-FD", "HIDDEN-DISPLAY", "EXTRA-KEY", "VISIBLE-CALL"):
+    for marker in ("HIDDEN-CALL", "HIDDEN-FD", "HIDDEN-DISPLAY", "HIDDEN-RAISE", "EXTRA-KEY", "VISIBLE-CALL"):
         marker = "PROBE-" + marker
         assert marker not in text
-    for sentences, n in hidden_inputs:
-        assert repr(sentences) not in text and json.dumps(sentences) not in text
+    shown = {form for call in hidden_inputs for arg in call for form in arg if len(form) >= 12 and form in text}
+    assert not shown
 
 
 @pytest.mark.slow
-def test_the_leak_detector_sees_code_in_stock_html(report):
+def test_the_leak_detector_sees_code_in_stock_html(report, assignment):
     """Guard against a vacuous feedback test: unscrubbed HTML of the autograded notebook shows the hidden code."""
     from nbconvert import HTMLExporter
 
-    page, _ = HTMLExporter().from_filename(str(report.results["probe"].autograded[NOTEBOOK]))
-    assert "check_count_ngrams(count_ngrams, hidden=True)" in html_text(page)
+    page, _ = HTMLExporter().from_filename(str(report.results["probe"].autograded[assignment.notebook]))
+    assert assignment.hidden_call() in html_text(page)
 
 
 @pytest.mark.slow
-def test_generate_exercises_leaves_no_litter(tmp_path):
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_generate_exercises_leaves_no_litter(tmp_path, name):
     shutil.copy2(ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
-    shutil.copytree(ROOT / "solutions" / ASSIGNMENT, tmp_path / "solutions" / ASSIGNMENT)
+    shutil.copytree(ROOT / "solutions" / name, tmp_path / "solutions" / name)
     written = generate_exercises(tmp_path)
-    assert written == [tmp_path / "exercises" / ASSIGNMENT / NOTEBOOK]
-    assert release_differences(tmp_path / "exercises" / ASSIGNMENT, ROOT / "exercises" / ASSIGNMENT) == []
+    notebook = _load(name).notebook
+    assert written == [tmp_path / "exercises" / name / notebook]
+    assert release_differences(tmp_path / "exercises" / name, ROOT / "exercises" / name) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exercises", "nbgrader_config.py", "solutions"]
 
 
@@ -261,33 +365,33 @@ def test_generate_exercises_rejects_unknown_assignments():
     with pytest.raises(ValueError, match="no assignment"):
         generate_exercises(ROOT, ["99_nothing"])
     with pytest.raises(TypeError, match="list of names"):
-        generate_exercises(ROOT, ASSIGNMENT)
+        generate_exercises(ROOT, ASSIGNMENTS[0])
 
 
-def test_release_differences_ignores_volatile_metadata_only(tmp_path):
+def test_release_differences_ignores_volatile_metadata_only(tmp_path, assignment):
     a, b = tmp_path / "a", tmp_path / "b"
-    shutil.copytree(ROOT / "exercises" / ASSIGNMENT, a)
-    shutil.copytree(ROOT / "exercises" / ASSIGNMENT, b)
-    notebook = nbformat.read(b / NOTEBOOK, as_version=4)
+    shutil.copytree(ROOT / "exercises" / assignment.name, a)
+    shutil.copytree(ROOT / "exercises" / assignment.name, b)
+    name = assignment.notebook
+    notebook = nbformat.read(b / name, as_version=4)
     notebook.metadata.language_info["version"] = "3.99.0"
     notebook.metadata.kernelspec["display_name"] = "Python (course)"
-    nbformat.write(notebook, b / NOTEBOOK)
+    nbformat.write(notebook, b / name)
     assert release_differences(a, b) == []
     notebook.cells[5].source += "\n# edited"
-    nbformat.write(notebook, b / NOTEBOOK)
-    assert release_differences(a, b) == [f"{NOTEBOOK}: cell 5 ({notebook.cells[5].id}) differs"]
+    nbformat.write(notebook, b / name)
+    assert release_differences(a, b) == [f"{name}: cell 5 ({notebook.cells[5].id}) differs"]
     (b / "data.txt").write_text("x")
     assert f"data.txt: only in {b}" in release_differences(a, b)
 
 
-def test_delegating_notebook_wraps_every_graded_function():
-    notebook = delegating_notebook(_source())
-    solution_cells = [
-        c for c in notebook.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
-    ]
-    assert len(solution_cells) == 6
+def test_delegating_notebook_wraps_every_graded_function(assignment):
+    notebook = delegating_notebook(assignment.source)
+    solution_cells = [c for c in notebook.cells if c.cell_type == "code" and _nbgrader(c).get("solution")]
+    assert len(solution_cells) == len(assignment.parts)
+    module = assignment.source.metadata.seqlearn.reference_module
     for cell in solution_cells:
-        assert "import_module('seqlearn.ngram.basics')" in cell.source
+        assert f"import_module({module!r})" in cell.source
         assert "BEGIN SOLUTION" not in cell.source
     with pytest.raises(ValueError, match="reference_module"):
         delegating_notebook(nbformat.v4.new_notebook())
