@@ -109,7 +109,7 @@ def _add_k_case(rng: np.random.Generator) -> Case:
     n = int(rng.integers(1, 4))
     counts = _counts(sentences, n)
     contexts = sorted({gram[:-1] for gram in counts})
-    if rng.random() < 0.2:
+    if rng.random() < 0.2 or not contexts:  # an unseen context (the only kind if no n-gram fits)
         contexts = [tuple(_pick(rng, [*WORDS, UNSEEN_WORD]) for _ in range(n - 1))]
     words = [*_types(sentences), EOS, UNSEEN_WORD]
     k = float(_pick(rng, [1.0, 0.5, 0.1, round(float(rng.uniform(0.01, 2.0)), 3)]))
