@@ -1,13 +1,14 @@
 """Benchmark: training and evaluation speed of Bengio et al.'s NLM, and its time to match Kneser-Ney.
 
-    python bench/nlm.py [--threads 2] [--devices cpu,cuda] [--chapter-tokens 300000]
-                        [--ptb-tokens-cpu 20000] [--ptb-tokens-gpu 1000000]
-                        [--reach-tokens 1000000] [--max-epochs 10] [--skip-reach]
+    python bench/nlm.py [--threads 1] [--devices cpu,cuda] [--repeats 3]
+                        [--ptb-tokens-cpu 10000] [--ptb-tokens-gpu 1000000]
+                        [--reach-tokens 1000000] [--max-epochs 8] [--skip-chapter] [--skip-reach]
 
 1. Throughput, in target tokens per second, of one training epoch (Adam, batches of 256
-   windows, ``train_nlm``) and of evaluation (``token_logprobs``) on every device present:
+   windows, ``train_nlm``; the best of ``--repeats`` epochs) and of evaluation
+   (``token_logprobs``) on every device present:
 
-   * the chapter's size: ``MarkovSource(200, 2)`` text (|V| = 203), n = 4, m = 30, h = 100;
+   * the chapter's size: ``ToyEnglish`` text (300k tokens, |V| = 109), n = 3, m = 30, h = 64;
    * a Penn-Treebank-sized model: |V| = 10 003 (``MarkovSource(10000, 0)``, Zipfian words),
      n = 5, m = 100, h = 300.
 
@@ -15,13 +16,19 @@
    model from ``torch.nn.Embedding``/``torch.nn.Linear`` layers, trained from a
    ``DataLoader`` over a ``TensorDataset`` of every window materialised in memory; the
    ratio is seqlearn's speed over the peer's. Its memory for the windows is printed too.
-2. Time to reach modified Kneser-Ney: on ``MarkovSource(200, 2)`` text (``--reach-tokens``
+2. The chapter's experiment: on ``ToyEnglish`` text (300k training, 30k validation, 50k
+   test tokens), modified KN of orders 2..8 (the best on validation), the NLM of section 1
+   trained for 3 epochs, and their mixture with the weight fitted on validation data; test
+   perplexities and wall times.
+3. Time to reach modified Kneser-Ney: on ``MarkovSource(200, 2)`` text (``--reach-tokens``
    training tokens; 100k validation, 100k test), the best modified KN of orders 2-5 (lmplz's
    fallback discounts (0.5, 1, 1.5) where the estimate is undefined) against the NLM
    (n = 3, m = 30, h = 100, Adam) trained epoch by epoch until its test perplexity is at most
    KN's; prints the training time to get there and the ratio to KN's estimation time.
 
-``--threads`` sets ``torch.set_num_threads`` (default: leave torch's choice).
+``--threads`` sets ``torch.set_num_threads`` (default: leave torch's choice). On a machine
+whose cores other processes are also using, more than one thread can be many times slower
+than one (threads wait for each other at every operation); compare ``--threads 1`` and 2.
 """
 
 from __future__ import annotations
@@ -33,37 +40,65 @@ import time
 import numpy as np
 import torch
 
-from seqlearn.data.synthetic import MarkovSource
+from seqlearn.data.synthetic import MarkovSource, ToyEnglish
 from seqlearn.data.vocab import Vocab, encode_sentences
 from seqlearn.ngram import ModifiedKneserNey
-from seqlearn.nlm import BengioNLM, WindowBatches, basics, make_optimizer, nlm_loss, perplexity, token_logprobs, train_nlm
+from seqlearn.nlm import (
+    BengioNLM,
+    WindowBatches,
+    basics,
+    evaluate_mixture,
+    make_optimizer,
+    nlm_loss,
+    perplexity,
+    token_logprobs,
+    train_nlm,
+)
 from seqlearn.training import fit
 
 FALLBACK = (0.5, 1.0, 1.5)
-CHAPTER = dict(n=4, m=30, h=100)
+CHAPTER = dict(n=3, m=30, h=64)
 PTB = dict(n=5, m=100, h=300)
 BATCH = 256
 
 
-def corpus(source: MarkovSource, n_tokens: int, seed: int) -> tuple[np.ndarray, Vocab]:
+def markov_corpus(source: MarkovSource, n_tokens: int, seed: int) -> tuple[np.ndarray, Vocab]:
     """An encoded stream of about ``n_tokens`` tokens, over the source's full vocabulary."""
     vocab = Vocab(source.words)
     return encode_sentences(source.sample(n_tokens=n_tokens, rng=seed), vocab), vocab
 
 
-def train_speed(model: BengioNLM, stream: np.ndarray, device) -> float:
-    """Target tokens per second of one training epoch (after a short warm-up)."""
-    warm = stream[: np.flatnonzero(stream == Vocab.bos_id)[min(50, (stream == Vocab.bos_id).sum() - 1)]]
-    train_nlm(model, warm, None, epochs=1, batch_size=BATCH, device=device, progress=False)
-    return train_nlm(model, stream, None, epochs=1, batch_size=BATCH, device=device, progress=False).tokens_per_second
+def toy_corpus() -> tuple[list[np.ndarray], Vocab]:
+    """The chapter's ToyEnglish streams: train (300k tokens), validation (30k), test (50k)."""
+    toy = ToyEnglish()
+    train, val, test = (toy.sample(n_tokens=n, rng=seed) for n, seed in ((300_000, 0), (30_000, 1), (50_000, 2)))
+    vocab = Vocab.build(train)
+    return [encode_sentences(s, vocab) for s in (train, val, test)], vocab
 
 
-def eval_speed(model: BengioNLM, stream: np.ndarray, device) -> float:
-    """Target tokens per second of ``token_logprobs``."""
-    token_logprobs(model, stream[:1000], device=device)
-    start = time.perf_counter()
-    n = len(token_logprobs(model, stream, device=device))
-    return n / (time.perf_counter() - start)
+def sentences_prefix(stream: np.ndarray, n_sentences: int) -> np.ndarray:
+    starts = np.flatnonzero(stream == Vocab.bos_id)
+    return stream if n_sentences >= len(starts) else stream[: starts[n_sentences]]
+
+
+def train_speed(size: dict, V: int, stream: np.ndarray, device, repeats: int) -> float:
+    """Best target tokens per second of one training epoch, over ``repeats`` epochs (after a warm-up)."""
+    model = BengioNLM(V, size["n"], size["m"], size["h"], seed=0)
+    train_nlm(model, sentences_prefix(stream, 50), None, epochs=1, batch_size=BATCH, device=device, progress=False)
+    return max(train_nlm(model, stream, None, epochs=1, batch_size=BATCH, device=device, seed=r,
+                         progress=False).tokens_per_second for r in range(repeats))
+
+
+def eval_speed(size: dict, V: int, stream: np.ndarray, device, repeats: int) -> float:
+    """Best target tokens per second of ``token_logprobs`` over ``repeats`` runs."""
+    model = BengioNLM(V, size["n"], size["m"], size["h"], seed=0).to(device)
+    token_logprobs(model, sentences_prefix(stream, 50), device=device)
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        n = len(token_logprobs(model, stream, device=device))
+        rates.append(n / (time.perf_counter() - start))
+    return max(rates)
 
 
 class PlainNLM(torch.nn.Module):
@@ -81,72 +116,91 @@ class PlainNLM(torch.nn.Module):
         return self.output(torch.tanh(self.hidden(x))) + self.direct(x)
 
 
-def peer_train_speed(stream: np.ndarray, V: int, n: int, m: int, h: int) -> tuple[float, float]:
-    """(tokens/s, MiB of materialised windows) of the plain DataLoader + nn.Linear peer, on the CPU."""
-    contexts, targets = (torch.from_numpy(a) for a in basics.context_windows(stream, n))
+def peer_train_speed(stream: np.ndarray, V: int, size: dict, repeats: int) -> tuple[float, float]:
+    """(best tokens/s, MiB of materialised windows) of the DataLoader + nn.Linear peer, on the CPU."""
+    contexts, targets = (torch.from_numpy(a) for a in basics.context_windows(stream, size["n"]))
     mib = (contexts.numel() + targets.numel()) * 8 / 2**20
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(contexts, targets), batch_size=BATCH,
                                          shuffle=True)
-    model = PlainNLM(V, n, m, h)
+    model = PlainNLM(V, size["n"], size["m"], size["h"])
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    start = time.perf_counter()
-    for c, t in loader:
-        loss = torch.nn.functional.cross_entropy(model(c), t)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        loss.item()
-    return len(targets) / (time.perf_counter() - start), mib
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for c, t in loader:
+            loss = torch.nn.functional.cross_entropy(model(c), t)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss.item()
+        rates.append(len(targets) / (time.perf_counter() - start))
+    return max(rates), mib
 
 
 def throughput(devices: list[str], args) -> None:
-    print("1. Throughput (target tokens/s; Adam, batch 256)")
-    chapter_src, ptb_src = MarkovSource(200, 2, seed=0), MarkovSource(10_000, 0, seed=0)
-    chapter_stream, chapter_vocab = corpus(chapter_src, args.chapter_tokens, seed=1)
-    print(f"{'size':<40}{'device':<8}{'train tok/s':>14}{'eval tok/s':>14}")
-    train_rates: dict = {}
-    for name, size, src in (("chapter", CHAPTER, chapter_src), ("PTB-sized", PTB, ptb_src)):
+    print("1. Throughput (target tokens/s; Adam, batch 256; best of", args.repeats, "runs)")
+    (toy_train, _, _), toy_vocab = toy_corpus()
+    ptb_source = MarkovSource(10_000, 0, seed=0)
+    print(f"{'size':<42}{'device':<8}{'train tok/s':>14}{'eval tok/s':>14}")
+    rates: dict = {}
+    for name, size in (("chapter", CHAPTER), ("PTB-sized", PTB)):
         for device in devices:
             if name == "chapter":
-                stream, vocab = chapter_stream, chapter_vocab
+                stream, V = toy_train, len(toy_vocab)
             else:
                 n_tokens = args.ptb_tokens_cpu if device == "cpu" else args.ptb_tokens_gpu
-                stream, vocab = corpus(src, n_tokens, seed=1)
-            model = BengioNLM(len(vocab), size["n"], size["m"], size["h"], seed=0)
-            label = f"{name} |V|={len(vocab)} n={size['n']} m={size['m']} h={size['h']}"
-            train_rates[name, device] = train = train_speed(model, stream, device)
-            print(f"{label:<40}{device:<8}{train:>14,.0f}{eval_speed(model, stream, device):>14,.0f}", flush=True)
+                stream, V = markov_corpus(ptb_source, n_tokens, seed=1)[0], ptb_source.vocab_size + 3
+            rates[name, device] = train = train_speed(size, V, stream, device, args.repeats)
+            label = f"{name} |V|={V} n={size['n']} m={size['m']} h={size['h']}"
+            print(f"{label:<42}{device:<8}{train:>14,.0f}{eval_speed(size, V, stream, device, args.repeats):>14,.0f}",
+                  flush=True)
     for name in ("chapter", "PTB-sized"):
-        if ("cuda" in devices) and ("cpu" in devices):
-            print(f"GPU / CPU training speed, {name}: {train_rates[name, 'cuda'] / train_rates[name, 'cpu']:.1f}x")
+        if "cuda" in devices and "cpu" in devices:
+            print(f"GPU / CPU training speed, {name}: {rates[name, 'cuda'] / rates[name, 'cpu']:.1f}x")
     if "cpu" in devices:
-        peer, mib = peer_train_speed(chapter_stream, len(chapter_vocab), **CHAPTER)
-        print(f"peer (nn.Embedding/nn.Linear + DataLoader over materialised windows, {mib:.0f} MiB of windows), "
-              f"chapter size, cpu: {peer:,.0f} tok/s; seqlearn / peer = {train_rates['chapter', 'cpu'] / peer:.2f}x")
-        held = 8 * len(chapter_stream) + 9 * int((chapter_stream != Vocab.bos_id).sum())
-        print(f"seqlearn's WindowBatches hold {held / 2**20:.0f} MiB for the same data (any n)")
+        peer, mib = peer_train_speed(toy_train, len(toy_vocab), CHAPTER, args.repeats)
+        held = (8 * len(toy_train) + 9 * int((toy_train != Vocab.bos_id).sum())) / 2**20
+        print(f"peer: nn.Embedding/nn.Linear + DataLoader over all windows materialised ({mib:.1f} MiB; "
+              f"WindowBatches hold {held:.1f} MiB at any n), chapter size, cpu: {peer:,.0f} tok/s; "
+              f"seqlearn / peer = {rates['chapter', 'cpu'] / peer:.2f}x")
 
 
-def best_kneser_ney(train, val, vocab) -> tuple[ModifiedKneserNey, int, float]:
-    """The modified KN of order 2..5 with the lowest validation perplexity, and the time to fit all."""
+def chapter_experiment(device: str) -> None:
+    print(f"\n2. The chapter's experiment (ToyEnglish, 300k training tokens, {device})")
     start = time.perf_counter()
-    fits = [ModifiedKneserNey(k, fallback_discounts=FALLBACK).fit(train, vocab) for k in range(2, 6)]
-    seconds = time.perf_counter() - start
-    best = min(fits, key=lambda kn: kn.perplexity(val))
-    return best, best.order, seconds / len(fits)
+    (train, val, test), vocab = toy_corpus()
+    print(f"sampling and encoding: {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()
+    models = [ModifiedKneserNey(k, fallback_discounts=FALLBACK).fit(train, vocab) for k in range(2, 9)]
+    kn = min(models, key=lambda model: model.perplexity(val))
+    print(f"modified KN orders 2..8 fitted and compared in {time.perf_counter() - start:.1f} s; best order {kn.order}")
+    model = BengioNLM(len(vocab), CHAPTER["n"], CHAPTER["m"], CHAPTER["h"], seed=0)
+    history = train_nlm(model, train, val, epochs=3, batch_size=BATCH, lr=3e-3, device=device, seed=0,
+                        progress=False)
+    print(f"NLM (n={CHAPTER['n']}, m={CHAPTER['m']}, h={CHAPTER['h']}, Adam 3e-3, batch {BATCH}, 3 epochs) "
+          f"trained in {history.seconds:.1f} s ({history.tokens_per_second:,.0f} tok/s incl. validation); "
+          f"validation perplexity by epoch {[round(p, 3) for p in history.val_perplexity]}")
+    report = evaluate_mixture(token_logprobs(model, val), kn.token_logprobs(val),
+                              token_logprobs(model, test), kn.token_logprobs(test))
+    print(f"test perplexity: KN {report.perplexity_b:.3f}, NLM {report.perplexity_a:.3f} "
+          f"({report.perplexity_a / report.perplexity_b:.3f}x KN), mixture {report.perplexity_mixture:.3f} "
+          f"(lambda = {report.lam:.3f}; {report.perplexity_mixture / min(report.perplexity_a, report.perplexity_b):.3f}x "
+          f"the better model)")
 
 
 def time_to_reach_kn(device: str, args) -> None:
-    print(f"\n2. Time for the NLM to reach modified Kneser-Ney (MarkovSource(200, 2), "
+    print(f"\n3. Time for the NLM to reach modified Kneser-Ney (MarkovSource(200, 2), "
           f"{args.reach_tokens:,} training tokens, {device})")
-    src = MarkovSource(200, 2, seed=0)
-    train, vocab = corpus(src, args.reach_tokens, seed=1)
-    val, _ = corpus(src, 100_000, seed=2)
-    test, _ = corpus(src, 100_000, seed=3)
-    kn, order, kn_seconds = best_kneser_ney(train, val, vocab)
+    source = MarkovSource(200, 2, seed=0)
+    (train, vocab), (val, _), (test, _) = (markov_corpus(source, n, seed)
+                                           for n, seed in ((args.reach_tokens, 1), (100_000, 2), (100_000, 3)))
+    start = time.perf_counter()
+    models = [ModifiedKneserNey(k, fallback_discounts=FALLBACK).fit(train, vocab) for k in range(2, 6)]
+    kn_seconds = (time.perf_counter() - start) / len(models)
+    kn = min(models, key=lambda model: model.perplexity(val))
     target = kn.perplexity(test)
-    print(f"modified KN, best order {order}: test perplexity {target:.3f} (fit in {kn_seconds:.1f} s); "
-          f"source entropy-rate perplexity {math.exp(src.entropy_rate()):.3f}")
+    print(f"modified KN, best order {kn.order}: test perplexity {target:.3f} (one fit: {kn_seconds:.2f} s); "
+          f"the source's entropy rate is perplexity {math.exp(source.entropy_rate()):.3f}")
     model = BengioNLM(len(vocab), 3, 30, 100, seed=0).to(device)
     batches = WindowBatches(train, 3, BATCH, shuffle=True, seed=0, vocab_size=len(vocab), device=device)
     opt = make_optimizer(model, "adam", lr=3e-3)
@@ -156,23 +210,25 @@ def time_to_reach_kn(device: str, args) -> None:
         fit(model, nlm_loss, opt, batches, epochs=1, device=device, progress=False)
         seconds += time.perf_counter() - start
         ppl = perplexity(model, test, device=device)
-        print(f"  epoch {epoch}: NLM test perplexity {ppl:.3f} after {seconds:.1f} s of training", flush=True)
+        print(f"  epoch {epoch}: NLM (n=3, m=30, h=100) test perplexity {ppl:.3f} after {seconds:.1f} s", flush=True)
         if ppl <= target:
-            print(f"NLM reaches KN's test perplexity after {epoch} epochs, {seconds:.1f} s of training "
-                  f"({seconds / kn_seconds:.0f}x the time to fit one KN model)")
+            print(f"the NLM reaches KN's test perplexity after {epoch} epochs: {seconds:.1f} s of training, "
+                  f"{seconds / kn_seconds:.0f}x the time to fit one KN model")
             return
-    print(f"NLM did not reach KN's {target:.3f} within {args.max_epochs} epochs ({seconds:.1f} s)")
+    print(f"the NLM did not reach KN's {target:.3f} within {args.max_epochs} epochs ({seconds:.1f} s, "
+          f"{seconds / kn_seconds:.0f}x the time to fit one KN model)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--devices", default=None, help="comma-separated (default: cpu, and cuda if present)")
-    parser.add_argument("--chapter-tokens", type=int, default=300_000)
-    parser.add_argument("--ptb-tokens-cpu", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ptb-tokens-cpu", type=int, default=10_000)
     parser.add_argument("--ptb-tokens-gpu", type=int, default=1_000_000)
     parser.add_argument("--reach-tokens", type=int, default=1_000_000)
-    parser.add_argument("--max-epochs", type=int, default=10)
+    parser.add_argument("--max-epochs", type=int, default=8)
+    parser.add_argument("--skip-chapter", action="store_true")
     parser.add_argument("--skip-reach", action="store_true")
     args = parser.parse_args()
     if args.threads is not None:
@@ -180,8 +236,11 @@ def main() -> None:
     devices = args.devices.split(",") if args.devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, devices {devices}\n")
     throughput(devices, args)
+    fastest = "cuda" if "cuda" in devices else devices[0]
+    if not args.skip_chapter:
+        chapter_experiment(fastest)
     if not args.skip_reach:
-        time_to_reach_kn("cuda" if "cuda" in devices else devices[0], args)
+        time_to_reach_kn(fastest, args)
 
 
 if __name__ == "__main__":
