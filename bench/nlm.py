@@ -182,10 +182,10 @@ def chapter_experiment(device: str) -> None:
           f"validation perplexity by epoch {[round(p, 3) for p in history.val_perplexity]}")
     report = evaluate_mixture(token_logprobs(model, val), kn.token_logprobs(val),
                               token_logprobs(model, test), kn.token_logprobs(test))
+    better = min(report.perplexity_a, report.perplexity_b)
     print(f"test perplexity: KN {report.perplexity_b:.3f}, NLM {report.perplexity_a:.3f} "
           f"({report.perplexity_a / report.perplexity_b:.3f}x KN), mixture {report.perplexity_mixture:.3f} "
-          f"(lambda = {report.lam:.3f}; {report.perplexity_mixture / min(report.perplexity_a, report.perplexity_b):.3f}x "
-          f"the better model)")
+          f"(lambda = {report.lam:.3f}; {report.perplexity_mixture / better:.3f}x the better model)")
 
 
 def time_to_reach_kn(device: str, args) -> None:

@@ -78,7 +78,8 @@ def test_batch_of_indices_matches_the_reference_rows(corpus):
 
 
 def test_windows_are_not_materialised():
-    stream = encode_sentences(MarkovSource(30, 1, seed=0).sample(n_tokens=20_000, rng=0), Vocab([f"w{i}" for i in range(30)]))
+    source = MarkovSource(30, 1, seed=0)
+    stream = encode_sentences(source.sample(n_tokens=20_000, rng=0), Vocab(source.words))
     T, n = int((stream != Vocab.bos_id).sum()), 9
     batches = WindowBatches(stream, n, device="cpu")
     owners = [v for v in vars(batches).values() if isinstance(v, torch.Tensor) and v._base is None]  # views excluded

@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from seqlearn.data.synthetic import ToyEnglish
+from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy
 from seqlearn.data.vocab import Vocab, encode_sentences
 from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import (
     BengioNLM,
     WindowBatches,
+    agreement_scorer,
     basics,
     inverse_time_decay,
     make_optimizer,
@@ -57,6 +58,9 @@ def test_training_beats_the_unigram_model(toy):
     # the restored best weights give the best validation perplexity
     assert perplexity(model, val) == pytest.approx(history.best_val_perplexity, rel=1e-5)
     assert history.tokens_per_second > 0 and history.seconds > 0
+    # a trigram model sees the subject right before the verb: agreement at distance 0 is easy
+    examples = ToyEnglish().agreement_examples(distances=[0], n_per_distance=60, seed=0)
+    assert agreement_accuracy(agreement_scorer(model, vocab), examples)[0] > 0.9
 
 
 def test_sgd_with_the_paper_schedule_learns(toy):
@@ -171,3 +175,15 @@ def test_bad_input(call, error, words):
     stream = np.array([1, 3, 4, 2, 1, 5, 2])
     with pytest.raises(error, match=words):
         call(model, stream)
+
+
+def test_agreement_scorer_matches_token_logprobs(toy):
+    _, _, vocab = toy
+    model = BengioNLM(len(vocab), 4, 5, 6, seed=1)
+    sentence = ["the", "dogs", "which", "mary", "saw", "were", "happy"]
+    stream = encode_sentences([sentence], vocab)
+    want = token_logprobs(model, stream)  # (len(sentence) + 1,)
+    score = agreement_scorer(model, vocab)
+    for k, word in enumerate([*sentence, "</s>"]):
+        assert score(sentence[:k], [word])[0] == pytest.approx(want[k], abs=1e-5)
+    assert score(sentence[:2], ["was", "were"]).shape == (2,)

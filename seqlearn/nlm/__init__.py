@@ -16,6 +16,7 @@ from .mixture import MixtureReport, evaluate_mixture, fit_mixture, mixture_logpr
 from .model import BengioNLM, bengio_parameter_count
 from .train import (
     NLMHistory,
+    agreement_scorer,
     inverse_time_decay,
     make_optimizer,
     nlm_loss,
@@ -47,6 +48,7 @@ __all__ = [
     "train_nlm",
     "token_logprobs",
     "perplexity",
+    "agreement_scorer",
     # mixture with an n-gram model
     "fit_mixture",
     "mixture_logprobs",

@@ -54,7 +54,8 @@ def check_stream(stream, vocab_size: int | None = None) -> np.ndarray:
         raise ValueError("the stream holds only <s>: there is no token to predict")
     if vocab_size is not None and (stream.min() < 0 or stream.max() >= vocab_size):
         bad = stream[(stream < 0) | (stream >= vocab_size)][0]
-        raise ValueError(f"token id {int(bad)} in the stream is outside the vocabulary (valid ids are 0..{vocab_size - 1})")
+        raise ValueError(f"token id {int(bad)} in the stream is outside the vocabulary "
+                         f"(valid ids are 0..{vocab_size - 1})")
     return stream.astype(np.int64, copy=False)
 
 

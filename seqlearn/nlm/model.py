@@ -155,7 +155,8 @@ class BengioNLM(nn.Module):
         if contexts.dtype not in (torch.int64, torch.int32):
             raise TypeError(f"contexts must be an int64 (or int32) tensor of token ids, got dtype {contexts.dtype}")
         if contexts.ndim != 2 or contexts.shape[1] != self.order - 1:
-            raise ValueError(f"contexts must have shape (B, n - 1) = (B, {self.order - 1}), got {tuple(contexts.shape)}")
+            raise ValueError(f"contexts must have shape (B, n - 1) = (B, {self.order - 1}), "
+                             f"got {tuple(contexts.shape)}")
         if contexts.numel():
             low, high = torch.aminmax(contexts)
             if low.item() < 0 or high.item() >= self.vocab_size:

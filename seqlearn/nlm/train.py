@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..data.vocab import Vocab
 from ..device import resolve_device
 from ..losses import masked_cross_entropy
 from ..training import History, fit
@@ -36,6 +37,7 @@ __all__ = [
     "train_nlm",
     "token_logprobs",
     "perplexity",
+    "agreement_scorer",
 ]
 
 OPTIMIZERS = ("adam", "sgd")
@@ -220,3 +222,26 @@ def token_logprobs(model: BengioNLM, stream, device=None, batch_size: int = 4096
 def perplexity(model: BengioNLM, stream, device=None, batch_size: int = 4096) -> float:
     r"""Perplexity :math:`\exp(-\frac1T \sum_t \log P(w_t \mid \text{context}_t))` of ``stream``."""
     return math.exp(-float(np.mean(token_logprobs(model, stream, device, batch_size))))
+
+
+def agreement_scorer(model: BengioNLM, vocab: Vocab, device=None):
+    r"""A ``score_fn(prefix, candidates)`` for :func:`seqlearn.data.synthetic.agreement_accuracy`.
+
+    It returns :math:`\log P(c \mid \langle s \rangle\, \mathrm{prefix})` for each candidate
+    next token :math:`c` (a NumPy array); the model sees the last :math:`n - 1` tokens of
+    ``<s> prefix``, with ``<s>`` in the slots left of the sentence start.
+    """
+    if not isinstance(model, BengioNLM):
+        raise TypeError(f"model must be a BengioNLM, got {type(model).__name__}")
+    if not isinstance(vocab, Vocab) or len(vocab) != model.vocab_size:
+        raise ValueError(f"vocab must be the model's Vocab of {model.vocab_size} tokens")
+    device = _model_device(model, device)
+
+    def score(prefix, candidates) -> np.ndarray:
+        history = [Vocab.bos_id] * model.order + vocab.encode(list(prefix)).tolist()
+        context = torch.tensor([history[len(history) - model.order + 1:]], device=device)  # (1, n-1)
+        with torch.no_grad():
+            logp = model.to(device).log_probs(context)[0]  # (|V|,)
+        return logp[torch.as_tensor(vocab.encode(list(candidates)), device=device)].double().cpu().numpy()
+
+    return score
