@@ -94,8 +94,9 @@ def masked_cross_entropy(logits, targets, mask=None):
     vocab_size = logits.shape[-1]
     real = _real_positions(targets, mask)  # (...) bool, or None: every token is real
     ids = targets if real is None else targets.masked_fill(~real, 0)  # padding looks up id 0
-    if bool(((ids < 0) | (ids >= vocab_size)).any()):
-        bad = int(ids[(ids < 0) | (ids >= vocab_size)][0])
+    low, high = (int(v) for v in torch.aminmax(ids))
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
         raise ValueError(f"target id {bad} is outside the vocabulary (valid ids are 0..{vocab_size - 1})")
     if bool(torch.isnan(logits).any()):
         raise ValueError("logits contain NaN (a diverged model? lower the learning rate or clip gradients)")

@@ -158,9 +158,9 @@ class BengioNLM(nn.Module):
             raise ValueError(f"contexts must have shape (B, n - 1) = (B, {self.order - 1}), "
                              f"got {tuple(contexts.shape)}")
         if contexts.numel():
-            low, high = torch.aminmax(contexts)
-            if low.item() < 0 or high.item() >= self.vocab_size:
-                bad = low.item() if low.item() < 0 else high.item()
+            low, high = (int(v) for v in torch.aminmax(contexts))
+            if low < 0 or high >= self.vocab_size:
+                bad = low if low < 0 else high
                 raise ValueError(f"context id {bad} is outside the vocabulary (valid ids are 0..{self.vocab_size - 1})")
         return contexts
 
