@@ -160,6 +160,13 @@ def train_nlm(model: BengioNLM, train_stream, val_stream=None, *, optimizer: str
     NLMHistory
         Per-epoch losses and perplexities (``val_perplexity``), the wall time and the
         training speed in target tokens per second (validation included in the time).
+
+    Notes
+    -----
+    Speed on the CPU: for the chapter's sizes (|V| of a few hundred, m = 30, h = 64) one
+    thread is as fast as two, and where other processes share the cores, several threads
+    can be many times slower (each operation waits for every thread); the caller chooses
+    with ``torch.set_num_threads``.
     """
     if not isinstance(model, BengioNLM):
         raise TypeError(f"model must be a BengioNLM, got {type(model).__name__}")
