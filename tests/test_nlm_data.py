@@ -8,6 +8,15 @@ from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import WindowBatches, basics
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small models train as fast on one thread, and other processes on the cores cannot stall it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def corpus():
     sentences = MarkovSource(20, 1, mean_length=4, seed=0).sample(n_sentences=300, rng=1)
