@@ -13,6 +13,8 @@ so padding neither adds loss nor counts in the denominator.
 
 from __future__ import annotations
 
+from .grading.guard import reference
+
 __all__ = ["masked_cross_entropy"]
 
 
@@ -55,6 +57,7 @@ def _real_positions(targets, mask):
     return real
 
 
+@reference
 def masked_cross_entropy(logits, targets, mask=None):
     r"""Mean negative log-likelihood of the targets over the real tokens only.
 

@@ -126,3 +126,11 @@ def test_bad_input(make, error, words):
 def test_no_targets_is_an_error():
     with pytest.raises(ValueError, match="zero tokens"):
         masked_cross_entropy(torch.zeros(0, 5), torch.zeros(0, dtype=torch.long))
+
+
+def test_the_loss_is_a_graded_reference():
+    from seqlearn.grading.guard import ReferenceCallError, student_code
+
+    logits, targets = torch.randn(3, 5), torch.tensor([1, 2, 3])
+    with student_code(), pytest.raises(ReferenceCallError, match="masked_cross_entropy"):
+        masked_cross_entropy(logits, targets)
