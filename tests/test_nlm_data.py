@@ -8,13 +8,7 @@ from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import WindowBatches, basics
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small models train as fast on one thread, and other processes on the cores cannot stall it."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
