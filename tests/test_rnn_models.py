@@ -1,0 +1,234 @@
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy, agreement_examples
+from seqlearn.data.vocab import Vocab, encode_sentences
+from seqlearn.losses import masked_cross_entropy
+from seqlearn.ngram import AddK
+from seqlearn.rnn.models import (
+    ElmanRNN,
+    RNNLM,
+    SentenceBatches,
+    SequenceRNN,
+    StreamBatches,
+    TruncatedBPTTLoss,
+    agreement_scorer,
+    fit_task,
+    perplexity,
+    recurrent_init,
+    rnn_lm_loss,
+    token_logprobs,
+    train_rnn_lm,
+)
+from seqlearn.tasks import adding_baseline_mse, adding_problem, copy_baseline_loss, copy_task, one_hot
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="module")
+def toy():
+    te = ToyEnglish()
+    train, val = te.sample(n_tokens=50_000, rng=0), te.sample(n_tokens=5_000, rng=1)
+    vocab = Vocab.build(train)
+    return train, val, vocab, encode_sentences(train, vocab), encode_sentences(val, vocab)
+
+
+# ----------------------------------------------------------------------------- Elman layer
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_elman_equals_torch_rnn_float64(nonlinearity):
+    torch.manual_seed(0)
+    ref = torch.nn.RNN(3, 5, nonlinearity=nonlinearity, batch_first=True).double()
+    ours = ElmanRNN.from_torch(ref)
+    assert ours.W_xh.dtype == torch.float64
+    x, h0 = torch.randn(4, 7, 3, dtype=torch.float64), torch.randn(4, 5, dtype=torch.float64)
+    h_ref, hT_ref = ref(x, h0[None])
+    h, h_T = ours(x, h0)
+    torch.testing.assert_close(h, h_ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(h_T, hT_ref[0], rtol=1e-12, atol=1e-12)
+    h_ref.square().sum().backward()
+    h.square().sum().backward()
+    torch.testing.assert_close(ours.W_hh.grad, ref.weight_hh_l0.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(ours.b_h.grad, ref.bias_hh_l0.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_linear_elman_is_a_linear_recursion():
+    layer = ElmanRNN(2, 3, "linear", seed=0).double()
+    x = torch.randn(1, 4, 2, dtype=torch.float64)
+    h = torch.zeros(3, dtype=torch.float64)
+    for t in range(4):
+        h = layer.W_xh @ x[0, t] + layer.W_hh @ h + layer.b_h
+    torch.testing.assert_close(layer(x)[1][0], h)
+
+
+@pytest.mark.parametrize("rho", [0.5, 1.0, 1.3])
+def test_recurrent_init_spectral_radius(rho):
+    W = recurrent_init(40, "random", rho, seed=1)
+    assert torch.linalg.eigvals(W).abs().max().item() == pytest.approx(rho, rel=1e-10)
+    Q = recurrent_init(40, "orthogonal", rho, seed=1)
+    np.testing.assert_allclose(torch.linalg.svdvals(Q).numpy(), rho, rtol=1e-10)
+    torch.testing.assert_close(recurrent_init(4, "identity", rho), rho * torch.eye(4, dtype=torch.float64))
+    torch.testing.assert_close(recurrent_init(8, "random", rho, seed=3), recurrent_init(8, "random", rho, seed=3))
+
+
+def test_elman_bad_inputs():
+    with pytest.raises(ValueError, match="nonlinearity"):
+        ElmanRNN(2, 3, "sigmoid")
+    with pytest.raises(ValueError, match="init"):
+        ElmanRNN(2, 3, init="xavier")
+    with pytest.raises(ValueError, match="rho"):
+        recurrent_init(3, "random", -1.0)
+    with pytest.raises(TypeError, match="hidden_size"):
+        ElmanRNN(2, 3.0)
+    layer = ElmanRNN(2, 3, seed=0)
+    with pytest.raises(ValueError, match=r"\(B, T, D=2\)"):
+        layer(torch.zeros(4, 5, 3))
+    with pytest.raises(ValueError, match="h0"):
+        layer(torch.zeros(4, 5, 2), torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="integer"):
+        RNNLM(10, 4, 4, seed=0)(torch.zeros(2, 3))
+    with pytest.raises(TypeError, match="torch.nn.RNN"):
+        ElmanRNN.from_torch(torch.nn.RNN(2, 3, num_layers=2))
+
+
+# ----------------------------------------------------------------------------- batches and loss
+
+
+def test_sentence_batches_pad_and_mask():
+    vocab = Vocab(["a", "b"])
+    stream = encode_sentences([["a"], ["a", "b", "a"], ["b", "b"]], vocab)
+    batches = SentenceBatches(stream, batch_size=3)
+    assert batches.n_targets == 2 + 4 + 3 and len(batches) == 1
+    inputs, targets, mask = next(iter(batches))
+    assert inputs.shape == targets.shape == mask.shape == (3, 4)
+    assert mask.sum(1).tolist() == [2, 3, 4]  # sorted by length
+    assert inputs[:, 0].tolist() == [Vocab.bos_id] * 3
+    assert (targets[mask] != Vocab.bos_id).all()
+    with pytest.raises(ValueError, match="<s>"):
+        SentenceBatches(stream[1:])
+    with pytest.raises(ValueError, match="outside"):
+        SentenceBatches(stream, vocab_size=4)
+
+
+def test_extra_padding_changes_nothing(toy):
+    _, val, vocab, _, val_stream = toy
+    model = RNNLM(len(vocab), 8, 16, seed=0)
+    inputs, targets, mask = next(iter(SentenceBatches(val_stream, 16)))
+    pad = torch.full((16, 5), 7)
+    more = (torch.cat([inputs, pad], 1), torch.cat([targets, pad], 1),
+            torch.cat([mask, torch.zeros(16, 5, dtype=torch.bool)], 1))
+    with torch.no_grad():
+        torch.testing.assert_close(rnn_lm_loss(model, more)[0], rnn_lm_loss(model, (inputs, targets, mask))[0])
+    assert perplexity(model, val_stream, batch_size=1) == pytest.approx(perplexity(model, val_stream, batch_size=64),
+                                                                        rel=1e-6)
+
+
+def test_token_logprobs_aligned_with_ngram_positions(toy):
+    train, val, vocab, _, val_stream = toy
+    model = RNNLM(len(vocab), 8, 16, seed=0)
+    ours = token_logprobs(model, val_stream, batch_size=32)
+    kn = AddK(2, 0.5).fit(train, vocab)
+    assert ours.shape == kn.token_logprobs(val_stream).shape
+    # one sentence at a time, by hand
+    predicted = val_stream[val_stream != Vocab.bos_id]
+    starts = np.flatnonzero(val_stream == Vocab.bos_id)
+    expected, k = [], 0
+    with torch.no_grad():
+        for s in np.split(val_stream, starts[1:])[:20]:
+            logp = torch.log_softmax(model(torch.as_tensor(s[None, :-1]))[0][0].double(), -1)
+            expected.extend(logp[np.arange(len(s) - 1), s[1:]].tolist())
+            assert (s[1:] == predicted[k: k + len(s) - 1]).all()
+            k += len(s) - 1
+    np.testing.assert_allclose(ours[: len(expected)], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_stream_batches_and_truncated_bptt():
+    vocab = Vocab(["a", "b", "c"])
+    stream = encode_sentences([["a", "b"], ["c"], ["a", "c", "b"]] * 5, vocab)
+    batches = StreamBatches(stream, batch_size=2, k=4)
+    chunks = list(batches)
+    assert len(chunks) == len(batches) and chunks[0][3] and not chunks[1][3]
+    x, y, mask, _ = chunks[0]
+    assert x.shape == (2, 4) and (y[:, :-1] == x[:, 1:]).all()
+    assert (mask == (y != Vocab.bos_id)).all()
+    # with k = the whole row, truncated BPTT is plain BPTT over the rows
+    model = RNNLM(len(vocab), 4, 6, seed=0)
+    whole = next(iter(StreamBatches(stream, batch_size=2, k=10_000)))
+    full, _ = TruncatedBPTTLoss()(model, whole)
+    logits, _ = model(whole[0])
+    torch.testing.assert_close(full, masked_cross_entropy(logits, whole[1], whole[2]))
+    # chunks: the state flows on (forward) but no gradient crosses a chunk boundary
+    loss_fn = TruncatedBPTTLoss()
+    loss_fn(model, chunks[0])
+    assert loss_fn.h is not None and not loss_fn.h.requires_grad
+    with pytest.raises(ValueError, match="k"):
+        StreamBatches(stream, 2, k=0)
+
+
+# ----------------------------------------------------------------------------- learning
+
+
+def test_rnn_learns_the_adding_problem():
+    torch.manual_seed(0)
+    x, y = adding_problem(2000, 10, rng=0)
+    xv, yv = adding_problem(500, 10, rng=1)
+    model = SequenceRNN(2, 32, 1, many_to_one=True, seed=0)
+    start = time.perf_counter()
+    history = fit_task(model, x, y, xv, yv, loss="mse", lr=1e-2, epochs=15, batch_size=50, device="cpu")
+    assert time.perf_counter() - start < 15
+    assert history.best_val_loss < 0.2 * adding_baseline_mse()
+
+
+def test_copy_task_runs_and_beats_nothing_worse_than_uniform():
+    x, y = copy_task(64, 5, k=3, n_symbols=4, rng=0)
+    model = SequenceRNN(6, 16, 5, many_to_one=False, seed=0)
+    history = fit_task(model, one_hot(x, 6), y, loss="ce", epochs=2, batch_size=32, device="cpu")
+    assert history.train_loss[-1] < math.log(5)
+    assert copy_baseline_loss(5, 3, 4) < math.log(5)
+
+
+def test_rnn_lm_beats_the_unigram_quickly(toy):
+    train, val, vocab, train_stream, val_stream = toy
+    model = RNNLM(len(vocab), 32, 64, seed=0)
+    history = train_rnn_lm(model, train_stream, val_stream, epochs=2, batch_size=32, device="cpu", progress=False)
+    assert history.seconds < 15
+    unigram = AddK(1, 1.0).fit(train, vocab).perplexity(val_stream)
+    assert history.best_val_perplexity < 0.5 * unigram
+    assert perplexity(model, val_stream) == pytest.approx(history.best_val_perplexity, rel=1e-4)
+    accuracy = agreement_accuracy(agreement_scorer(model, vocab),
+                                  agreement_examples(distances=[0, 1], n_per_distance=20, seed=0))
+    assert set(accuracy) == {0, 1} and accuracy[0] > 0.5
+
+
+def test_truncated_bptt_training_runs(toy):
+    _, _, vocab, train_stream, val_stream = toy
+    model = RNNLM(len(vocab), 8, 16, seed=0)
+    history = train_rnn_lm(model, train_stream[:5000], val_stream, epochs=1, batch_size=8, bptt=20,
+                           device="cpu", progress=False)
+    assert history.val_perplexity[0] < len(vocab)
+
+
+def test_training_bad_inputs(toy):
+    _, _, vocab, train_stream, _ = toy
+    with pytest.raises(TypeError, match="RNNLM"):
+        train_rnn_lm(ElmanRNN(2, 3), train_stream)
+    with pytest.raises(TypeError, match="RNNLM"):
+        token_logprobs(ElmanRNN(2, 3), train_stream)
+    with pytest.raises(ValueError, match="Vocab"):
+        agreement_scorer(RNNLM(len(vocab) + 1, 4, 4), vocab)
+    with pytest.raises(ValueError, match="loss"):
+        fit_task(SequenceRNN(2, 3, 1), np.zeros((2, 3, 2)), np.zeros(2), loss="l1")
+
+
+@pytest.mark.gpu
+def test_forward_agrees_on_cpu_and_cuda():
+    model = RNNLM(50, 8, 16, seed=0)
+    ids = torch.randint(0, 50, (4, 12), generator=torch.Generator().manual_seed(0))
+    cpu, _ = model(ids)
+    gpu, _ = model.to("cuda")(ids.to("cuda"))
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-4, atol=1e-4)
