@@ -5,7 +5,13 @@ import pytest
 import torch
 
 import seqlearn.rnn as rnn
-from seqlearn.gradcheck import GradcheckReport, check_gradients, check_module_gradients, numerical_gradient, relative_error
+from seqlearn.gradcheck import (
+    GradcheckReport,
+    check_gradients,
+    check_module_gradients,
+    numerical_gradient,
+    relative_error,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

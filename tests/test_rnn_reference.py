@@ -288,3 +288,17 @@ def test_every_public_name_resolves_and_no_torch_import():
     code = "import sys, seqlearn.rnn, seqlearn.gradcheck; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("loss", rnn.LOSSES)
+def test_output_error_is_the_gradient_of_the_loss_in_y(loss):
+    _, targets, _ = problem(loss)
+    y = torch.tensor(np.random.default_rng(7).standard_normal((9, 4)), requires_grad=True)
+    if loss == "mse":
+        total = 0.5 * ((y - torch.tensor(targets)) ** 2).sum()
+    else:
+        total = torch.nn.functional.cross_entropy(y, torch.tensor(targets), reduction="sum")
+    (expected,) = torch.autograd.grad(total, y)
+    ours = rnn.output_error(y.detach().numpy(), targets, loss)
+    np.testing.assert_allclose(ours, expected.numpy(), rtol=1e-12, atol=1e-15)
+    assert rnn.elman_loss(y.detach().numpy(), targets, loss) == pytest.approx(total.item(), rel=1e-13)

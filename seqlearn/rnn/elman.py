@@ -39,7 +39,6 @@ __all__ = [
 
 NONLINEARITIES = ("tanh", "sigmoid", "linear")
 LOSSES = ("mse", "cross_entropy")
-PARAM_NAMES = ("h0", "W_hh", "W_xh", "b_h", "W_hy", "b_y")
 
 
 def _check_phi(phi) -> str:
@@ -120,7 +119,8 @@ def _check_rnn(x, h0, W_hh, W_xh, b_h):
         raise ValueError("x must hold at least one time step (T >= 1)")
     W_xh, b_h = _float_array("W_xh", W_xh, 2), _float_array("b_h", b_h, 1)
     if W_xh.shape != (H, D):
-        raise ValueError(f"W_xh must have shape (H, D) = {(H, D)} for W_hh {W_hh.shape} and x {x.shape}, got {W_xh.shape}")
+        raise ValueError(f"W_xh must have shape (H, D) = {(H, D)} for W_hh {W_hh.shape} and x {x.shape}, "
+                         f"got {W_xh.shape}")
     if b_h.shape != (H,):
         raise ValueError(f"b_h must have shape (H,) = {(H,)}, got {b_h.shape}")
     h0 = _float_array("h0", h0, (1, 2))
@@ -231,7 +231,14 @@ def elman_loss(y, targets, loss: str = "mse") -> float:
 def output_error(y, targets, loss: str = "mse") -> np.ndarray:
     r""":math:`e_t = \partial L / \partial y_t`: :math:`y_t - \hat y_t` (squared error) or
     :math:`\mathrm{softmax}(y_t) - \mathrm{onehot}(c_t)` (cross-entropy), same shape as ``y``."""
-    y = np.asarray(y, dtype=np.float64)
+    y = _float_array("y", y, (2, 3))
+    batched = y.ndim == 3
+    B, T, O = y.shape if batched else (1, *y.shape)
+    e = _output_error(y.reshape(B, T, O), _check_targets(targets, loss, B, T, O, batched), loss)
+    return e if batched else e[0]
+
+
+def _output_error(y: np.ndarray, targets: np.ndarray, loss: str) -> np.ndarray:
     if loss == "mse":
         return y - targets
     e = np.exp(_log_softmax(y))
@@ -248,7 +255,7 @@ def _prepare(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi, loss):
     B, T, _ = x.shape
     targets = _check_targets(targets, loss, B, T, W_hy.shape[0], batched)
     z, h = _run(x, h0, W_hh, W_xh, b_h, phi)
-    e = output_error(h[:, 1:] @ W_hy.T + b_y, targets, loss)  # (B, T, O)
+    e = _output_error(h[:, 1:] @ W_hy.T + b_y, targets, loss)  # (B, T, O)
     return x, h, z, e, W_hh, W_hy, phi, batched, h0_shared
 
 
@@ -266,7 +273,8 @@ def _readout_grads(h, e):
 
 
 @reference
-def bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str = "tanh", loss: str = "mse") -> dict[str, np.ndarray]:
+def bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str = "tanh",
+                   loss: str = "mse") -> dict[str, np.ndarray]:
     r"""All parameter gradients of the loss by backpropagation through time (the backward recursion).
 
     With :math:`e_t = \partial L_t / \partial y_t` and :math:`g_t = W_{hy}^\top e_t =
@@ -319,7 +327,8 @@ def _check_truncation(k1, k2) -> tuple[int, int]:
         if k < 1:
             raise ValueError(f"{name} must be >= 1, got {k}")
     if k2 < k1:
-        raise ValueError(f"k2 (steps backpropagated) must be >= k1 (steps between backward passes), got k1={k1}, k2={k2}")
+        raise ValueError(f"k2 (steps backpropagated) must be >= k1 (steps between backward passes), "
+                         f"got k1={k1}, k2={k2}")
     return int(k1), int(k2)
 
 
