@@ -276,6 +276,8 @@ def test_graded_references_refuse_under_grading():
         f(*args, **p)
     with student_code(), pytest.raises(ReferenceCallError):
         rnn.clip_grad_norm([np.ones(2)], 1.0)
+    with student_code(), pytest.raises(ReferenceCallError):
+        rnn.truncated_bptt_gradients(x, targets, **p, k1=2, k2=3)
     assert not hasattr(rnn.elman_forward, "__wrapped__")
 
 

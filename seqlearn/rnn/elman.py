@@ -393,6 +393,7 @@ def bptt_gradients_unrolled(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str
     return _pack(dW_hh, dW_xh, db_h, dW_hy, db_y, dh0, batched, h0_shared)
 
 
+@reference
 def truncated_bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, k1: int, k2: int, phi: str = "tanh",
                              loss: str = "mse") -> dict[str, np.ndarray]:
     r"""Gradients of truncated BPTT(k1, k2) (Williams & Peng 1990; Sutskever 2013).

@@ -84,6 +84,10 @@ def step_jacobians(z, W_hh, phi: str = "tanh") -> np.ndarray:
     -------
     J : (T, H, H), ``J[t - 1]`` is :math:`J_t`
     """
+    return _step_jacobians(z, W_hh, phi)
+
+
+def _step_jacobians(z, W_hh, phi: str) -> np.ndarray:
     W_hh = _square("W_hh", W_hh)
     z = _float_array("z", z, 2)
     if z.shape[1] != W_hh.shape[0]:
@@ -139,7 +143,11 @@ def product_norms_vs_lag(J, t: int | None = None, max_lag: int | None = None) ->
     ``J`` (T, H, H) step Jacobians; ``t`` defaults to T, ``max_lag`` L to t. Returns (L + 1,);
     entry 0 is 1 (the identity).
     """
-    return np.linalg.norm(jacobian_products_vs_lag(J, t, max_lag), ord=2, axis=(-2, -1))
+    return _spectral_norms(jacobian_products_vs_lag(J, t, max_lag))
+
+
+def _spectral_norms(P: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(P, ord=2, axis=(-2, -1))  # (..., H, H) -> (...)
 
 
 def product_singular_values_vs_lag(J, t: int | None = None, max_lag: int | None = None) -> np.ndarray:
@@ -245,4 +253,4 @@ def gradient_norm_vs_lag(W_hh, max_lag: int, phi: str = "tanh", *, input_std: fl
     H = W_hh.shape[0]
     x = input_std * np.random.default_rng(seed).standard_normal((max_lag, H))
     z = elman_preactivations(x, np.zeros(H), W_hh, np.eye(H), np.zeros(H), phi)
-    return product_norms_vs_lag(step_jacobians(z, W_hh, phi))
+    return _spectral_norms(jacobian_products_vs_lag(_step_jacobians(z, W_hh, phi)))
