@@ -416,7 +416,9 @@ def train_rnn_lm(model: RNNLM, train_stream, val_stream=None, *, lr: float = 3e-
     bptt : int or None
         ``None``: whole sentences (:class:`SentenceBatches`). An int :math:`k`: truncated
         BPTT over the stream (:class:`StreamBatches`, :class:`TruncatedBPTTLoss`); the
-        validation loss is then computed the same way.
+        validation loss is then computed the same way, with the state carried across
+        sentences, so it is not Chapter 1's per-sentence perplexity: compare models with
+        :func:`perplexity`, which resets the state at every ``<s>``.
     device, seed, progress
         Device (default :func:`seqlearn.device.default_device`), seed of the batch order,
         progress bar.
