@@ -232,3 +232,18 @@ def test_forward_agrees_on_cpu_and_cuda():
     cpu, _ = model(ids)
     gpu, _ = model.to("cuda")(ids.to("cuda"))
     torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-4, atol=1e-4)
+
+
+def test_sequence_to_one_reads_the_last_real_step():
+    from seqlearn.tasks import agreement_task
+
+    vocab = Vocab(ToyEnglish.vocabulary())
+    x, lengths, y, _ = agreement_task(vocab, distances=[0, 4], n_per_distance=3, seed=0)
+    inputs = torch.as_tensor(one_hot(x, len(vocab)))
+    model = SequenceRNN(len(vocab), 8, 2, seed=0)
+    out = model(inputs, torch.as_tensor(lengths))
+    assert out.shape == (6, 2)
+    for i in range(6):
+        torch.testing.assert_close(out[i], model(inputs[i: i + 1, : lengths[i]])[0])
+    seq = SequenceRNN(len(vocab), 8, 3, many_to_one=False, seed=0)
+    assert seq(inputs).shape == (6, x.shape[1], 3)
