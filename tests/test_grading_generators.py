@@ -7,9 +7,9 @@ some grading runs; drawing many cases here makes that visible.
 import numpy as np
 import pytest
 
-from seqlearn.grading import ngram, nlm
+from seqlearn.grading import ngram, nlm, rnn
 
-CHECKS = {**ngram.CHECKS, **nlm.CHECKS}
+CHECKS = {**ngram.CHECKS, **nlm.CHECKS, **rnn.CHECKS}
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
