@@ -352,10 +352,8 @@ def _norms_hint(case: Case, expected, got) -> str | None:
             np.linalg.norm(P) for P in _products(J, t, max_lag, "right")
         ],
     }
-    for advice, values in candidates.items():
-        if _same(got, values) and not _same(values, expected):
-            return advice
-    return None
+    matching = [advice for advice, values in candidates.items() if _same(got, values) and not _same(values, expected)]
+    return "; or ".join(matching) or None
 
 
 PRODUCT_NORMS = FunctionCheck(
@@ -505,15 +503,20 @@ def _regime_hint(case: Case, expected, got) -> str | None:
         return "return one of the three strings 'vanishing', 'may explode' and 'boundary'"
     gamma, sigma = GAMMA[phi], np.linalg.norm(W, 2)
     rho = np.max(np.abs(np.linalg.eigvals(W)))
-    if got == _regime_from(gamma * rho) != expected:
-        return "use the largest singular value sigma_max(W_hh) = np.linalg.norm(W_hh, 2), not the spectral radius " \
-               "(the largest |eigenvalue|): for a non-normal matrix sigma_max can exceed 1/gamma while rho < 1/gamma"
-    if phi == "sigmoid" and got == _regime_from(sigma) != expected:
-        return "for the sigmoid gamma = max |sigma'(z)| = 1/4: compare gamma * sigma_max with 1, i.e. sigma_max with 4"
-    if got == _regime_from(gamma * np.linalg.norm(W)) != expected:
-        return "use the spectral norm np.linalg.norm(W_hh, 2), not the Frobenius norm np.linalg.norm(W_hh)"
-    if expected == "boundary":
-        return "gamma * sigma_max equal to 1 (to a relative 1e-12) is 'boundary': neither condition holds strictly"
+    candidates = [
+        (_regime_from(gamma * rho), "use the largest singular value sigma_max(W_hh) = np.linalg.norm(W_hh, 2), not "
+         "the spectral radius (the largest |eigenvalue|): for a non-normal matrix sigma_max can exceed 1/gamma while "
+         "rho < 1/gamma"),
+        (_regime_from(sigma) if phi == "sigmoid" else expected, "for the sigmoid gamma = max |sigma'(z)| = 1/4: "
+         "compare gamma * sigma_max with 1, i.e. sigma_max with 4"),
+        (_regime_from(gamma * np.linalg.norm(W)), "use the spectral norm np.linalg.norm(W_hh, 2), not the Frobenius "
+         "norm np.linalg.norm(W_hh)"),
+        (got if expected == "boundary" else expected, "gamma * sigma_max equal to 1 (to a relative 1e-12) is "
+         "'boundary': neither condition holds strictly"),
+    ]
+    matching = [advice for regime, advice in candidates if got == regime != expected]
+    if matching:
+        return "; or ".join(matching)
     if abs(gamma * sigma - 1.0) > 1e-6:
         return "compare gamma * sigma_max with 1: below is 'vanishing', above is 'may explode'"
     return None
