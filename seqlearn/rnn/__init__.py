@@ -5,6 +5,8 @@ a double sum and as a backward recursion, truncated BPTT); :mod:`~seqlearn.rnn.j
 the per-step and lagged Jacobians, their norms versus the lag, the singular-value
 conditions for vanishing and exploding gradients and the initialisations the chapter
 compares; :mod:`~seqlearn.rnn.clipping` gradient-norm clipping. None of them imports torch.
+The torch models (Elman layer, RNN language model, task RNNs and their training) are in
+:mod:`seqlearn.rnn.models`, imported explicitly: ``from seqlearn.rnn.models import RNNLM``.
 """
 
 from .clipping import clip_grad_norm, global_grad_norm
