@@ -197,7 +197,16 @@ def test_graded_references_refuse_under_grading():
         call()
 
 
-def test_the_experiment_helper_runs_under_grading():
-    with student_code():
-        norms = rnn.gradient_norm_vs_lag(np.eye(3), 4, "linear")
-    np.testing.assert_allclose(norms, 1.0)
+@pytest.mark.parametrize(
+    "call",
+    [lambda: rnn.gradient_norm_vs_lag(np.eye(3), 4, "linear"), lambda: rnn.sigma_max(np.eye(2)),
+     lambda: rnn.vanishing_guaranteed(np.eye(2)), lambda: rnn.exploding_possible(np.eye(2)),
+     lambda: rnn.jacobian_products_vs_lag(np.stack([np.eye(2)] * 3)),
+     lambda: rnn.product_singular_values_vs_lag(np.stack([np.eye(2)] * 3)),
+     lambda: rnn.elman_preactivations(np.zeros((3, 2)), np.zeros(2), np.eye(2), np.eye(2), np.zeros(2)),
+     lambda: rnn.global_grad_norm([np.ones(3)])],
+)
+def test_helpers_that_would_shortcut_an_exercise_refuse_under_grading(call):
+    with student_code(), pytest.raises(ReferenceCallError):
+        call()
+    call()

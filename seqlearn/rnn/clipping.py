@@ -23,6 +23,7 @@ def _arrays(grads) -> list[np.ndarray]:
     return arrays
 
 
+@reference
 def global_grad_norm(grads) -> float:
     r"""The global norm :math:`\lVert g \rVert = \sqrt{\sum_i \lVert g_i \rVert_F^2}` of a list or dict of arrays."""
     return float(np.sqrt(sum(np.sum(g**2) for g in _arrays(grads))))

@@ -171,6 +171,7 @@ def _run(x, h0, W_hh, W_xh, b_h, phi):
     return z, h
 
 
+@reference
 def elman_preactivations(x, h0, W_hh, W_xh, b_h, phi: str = "tanh") -> np.ndarray:
     r"""The pre-activations :math:`z_t = W_{hh} h_{t-1} + W_{xh} x_t + b_h`, shape (T, H) (or (B, T, H))."""
     x, h0, W_hh, W_xh, b_h, batched = _check_rnn(x, h0, W_hh, W_xh, b_h)

@@ -121,6 +121,7 @@ def jacobian_product(J, t: int, lag: int) -> np.ndarray:
     return P
 
 
+@reference
 def jacobian_products_vs_lag(J, t: int | None = None, max_lag: int | None = None) -> np.ndarray:
     r"""All lagged products :math:`P_l = \partial h_t/\partial h_{t-l}` for :math:`l = 0, \dots, L`.
 
@@ -150,6 +151,7 @@ def _spectral_norms(P: np.ndarray) -> np.ndarray:
     return np.linalg.norm(P, ord=2, axis=(-2, -1))  # (..., H, H) -> (...)
 
 
+@reference
 def product_singular_values_vs_lag(J, t: int | None = None, max_lag: int | None = None) -> np.ndarray:
     r"""Singular values of :math:`\partial h_t/\partial h_{t-l}`, largest first, for :math:`l = 0, \dots, L`.
 
@@ -163,6 +165,7 @@ def spectral_radius(W) -> float:
     return float(np.max(np.abs(np.linalg.eigvals(_square("W", W)))))
 
 
+@reference
 def sigma_max(W) -> float:
     r"""The largest singular value :math:`\sigma_{\max}(W) = \lVert W \rVert_2` (at least :math:`\rho(W)`)."""
     W = _float_array("W", W, 2)
@@ -173,6 +176,7 @@ def _gamma_sigma(W_hh, phi: str) -> float:
     return GAMMA[_check_phi(phi)] * sigma_max(_square("W_hh", W_hh))
 
 
+@reference
 def vanishing_guaranteed(W_hh, phi: str = "tanh") -> bool:
     r"""Pascanu et al.'s sufficient condition for vanishing gradients, :math:`\sigma_{\max}(W_{hh}) < 1/\gamma`.
 
@@ -182,6 +186,7 @@ def vanishing_guaranteed(W_hh, phi: str = "tanh") -> bool:
     return _gamma_sigma(W_hh, phi) < 1.0 - BOUNDARY_RTOL
 
 
+@reference
 def exploding_possible(W_hh, phi: str = "tanh") -> bool:
     r"""Pascanu et al.'s necessary condition for exploding gradients, :math:`\sigma_{\max}(W_{hh}) > 1/\gamma`.
 
@@ -237,6 +242,7 @@ def identity_matrix(H: int, scale: float = 1.0) -> np.ndarray:
     return scale * np.eye(_check_int("H", H, 1))
 
 
+@reference
 def gradient_norm_vs_lag(W_hh, max_lag: int, phi: str = "tanh", *, input_std: float = 1.0, seed=0) -> np.ndarray:
     r"""Run a random RNN and measure :math:`\lVert \partial h_T/\partial h_{T-l} \rVert_2` for :math:`l = 0, \dots, L`.
 
