@@ -28,7 +28,6 @@ from torch import nn
 
 from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy, agreement_examples
 from seqlearn.data.vocab import Vocab, encode_sentences
-from seqlearn.losses import masked_cross_entropy
 from seqlearn.rnn.models import RNNLM, SentenceBatches, agreement_scorer, perplexity, rnn_lm_loss, train_rnn_lm
 from seqlearn.training import fit
 
