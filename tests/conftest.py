@@ -28,3 +28,12 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def replayable_hidden_draws(monkeypatch):
+    """Hidden grading cases from one fixed draw, so a test of the hints on hidden cases cannot flake."""
+    from seqlearn.grading import checks
+
+    draw = checks.hidden_rngs
+    monkeypatch.setattr(checks, "hidden_rngs", lambda n, entropy=None: draw(n, 20260101))
