@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.seqlearn-installed
-# Extra arguments for `jupyter lab` (e.g. LAB_ARGS=--no-browser); root (as in containers) needs --allow-root.
-LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
+# Extra arguments for `jupyter lab`, e.g. LAB_ARGS="--no-browser --port 8890".
+LAB_ARGS ?=
+# Root (as in containers) needs --allow-root; added whatever LAB_ARGS says.
+ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: help install lab test test-fast book exercises check-grading bench clean
 
@@ -33,7 +35,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=. $(LAB_ARGS) chapters/01_ngram.ipynb
+	$(BIN)/jupyter lab --notebook-dir=. $(ROOT_ARGS) $(LAB_ARGS) chapters/01_ngram.ipynb
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -301,6 +301,25 @@ def test_write_read_write_is_stable(tmp_path):
     assert (tmp_path / "a.arpa").read_text() == (tmp_path / "b.arpa").read_text()
 
 
+def test_a_failed_write_leaves_the_old_file_and_no_other(tmp_path, monkeypatch):
+    from seqlearn.ngram import arpa
+
+    path = tmp_path / "m.arpa"
+    path.write_text("old")
+    calls = []
+
+    def failing_format(x):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("disk full")
+        return [f"{v:.6f}" for v in x]
+
+    monkeypatch.setattr(arpa, "_format", failing_format)
+    with pytest.raises(RuntimeError, match="disk full"):
+        ModifiedKneserNey(2, discounts=(0.5, 1, 1.5)).fit(markov_corpus(2)).to_arpa(path)
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["m.arpa"]
+
+
 # -- the backoff rule on a hand-written file -------------------------------------------------------
 
 HAND_ARPA = r"""Any text before \data\ is ignored.

@@ -15,8 +15,9 @@ TRAIN = "a b c\na b\nb c a\nc\na a b c\n"
 TEST = "a b zz\nc a\n"
 
 
-def run(monkeypatch, capsys, argv, stdin=""):
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+def run(monkeypatch, capsys, argv, stdin: str | bytes = ""):
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
     code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err
@@ -68,7 +69,7 @@ def test_discount_fallback_like_lmplz(monkeypatch, capsys):
     ("argv", "message"),
     [
         (["estimate", "--order", "0"], "order n must be >= 1"),
-        (["estimate", "--order", "2"], "discounts="),  # mkn discounts undefined on 5 sentences
+        (["estimate", "--order", "2"], r"pass --discount-fallback \(lmplz's 0.5 1 1.5\), or --discount"),
         (["estimate", "--order", "2", "--method", "addk"], "not a backoff model"),
         (["estimate", "--order", "2", "--method", "kn", "--discount", "1.5"], r"\[0, 1\]"),
         (["estimate", "--order", "2", "--method", "mle", "--discount", "0.5"], "does not apply"),
@@ -81,6 +82,47 @@ def test_bad_input_is_reported(monkeypatch, capsys, argv, message):
     code, _, err = run(monkeypatch, capsys, argv, TRAIN)
     assert code == 1
     assert "error:" in err and re.search(message, err), err
+
+
+@pytest.mark.parametrize("method", ["abs", "kn"])
+def test_undefined_discounts_name_the_flags(monkeypatch, capsys, method):
+    code, _, err = run(monkeypatch, capsys, ["estimate", "--order", "2", "--method", method], "a a a\n" * 3)
+    assert code == 1 and "pass --discount-fallback D, or --discount" in err and "discounts=" not in err
+
+
+@pytest.mark.parametrize("method", ["mle", "abs", "kn", "mkn"])
+def test_order_beyond_every_sentence(monkeypatch, capsys, method):
+    """Orders above the longest sentence + 2 have no n-grams: the model is the lower orders'."""
+    text = "a b c d\nb c\nc a b\n"
+    options = {"mle": [], "abs": ["--discount", "0.5"], "kn": ["--discount", "0.5"], "mkn": ["--discount-fallback"]}
+    sentences = [line.split() for line in text.splitlines()]
+    scores = []
+    for order in ("6", "21"):
+        code, out, err = run(monkeypatch, capsys, ["estimate", "--order", order, "--method", method, *options[method]], text)
+        assert code == 0, err
+        scores.append(read_arpa(io.StringIO(out)).evaluate(sentences).perplexity)
+    assert scores[0] == pytest.approx(scores[1], rel=1e-6)
+
+
+NOT_UTF8 = b"a b c\nb \xff c\n"
+
+
+def test_non_utf8_standard_input_names_the_line(monkeypatch, capsys):
+    code, out, err = run(monkeypatch, capsys, ["estimate", "--order", "2", "--discount-fallback"], NOT_UTF8)
+    assert code == 1 and out == ""
+    assert "standard input, line 2, column 3: byte 0xff is not UTF-8" in err
+
+
+def test_non_utf8_file_names_the_file_and_line(monkeypatch, capsys, tmp_path):
+    text = tmp_path / "train.txt"
+    text.write_bytes(NOT_UTF8)
+    code, _, err = run(monkeypatch, capsys, ["estimate", "--order", "2", "--discount-fallback", "--text", str(text)])
+    assert code == 1 and f"{text}, line 2, column 3: byte 0xff is not UTF-8" in err
+    arpa = tmp_path / "m.arpa"
+    run(monkeypatch, capsys, ["estimate", "--order", "2", "--discount-fallback", "--arpa", str(arpa)], TRAIN)
+    arpa.write_bytes(arpa.read_bytes() + b"\xfe\n")
+    code, _, err = run(monkeypatch, capsys, ["perplexity", str(arpa)], TEST)
+    assert code == 1 and f"{arpa}, line " in err and "0xfe is not UTF-8" in err
 
 
 def test_empty_training_text(monkeypatch, capsys):

@@ -107,3 +107,10 @@ def test_check_ids():
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_read_sentences_refuses_text_that_is_not_utf8(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("one line\ncafé au lait\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1.txt, line 2, column 4: byte 0xe9 is not UTF-8"):
+        read_sentences(path)

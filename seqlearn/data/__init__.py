@@ -21,10 +21,22 @@ from .synthetic import (
     agreement_accuracy,
     agreement_examples,
 )
-from .vocab import BOS, EOS, UNK, Vocab, check_ids, encode_sentences, read_sentences, sentence_starts, tokenize
+from .vocab import (
+    BOS,
+    EOS,
+    UNK,
+    Vocab,
+    check_ids,
+    decode_utf8,
+    encode_sentences,
+    read_sentences,
+    read_text,
+    sentence_starts,
+    tokenize,
+)
 
 __all__ = [
-    "UNK", "BOS", "EOS", "Vocab", "tokenize", "read_sentences", "encode_sentences", "sentence_starts", "check_ids",
+    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences", "sentence_starts", "check_ids",
     "MarkovSource", "ToyEnglish", "ToySentence", "AgreementExample", "agreement_examples", "agreement_accuracy",
     "data_dir", "load_ptb", "load_wikitext2", "load_tiny_shakespeare", "DownloadError", "ChecksumError",
 ]

@@ -17,7 +17,9 @@ from itertools import chain, repeat
 
 import numpy as np
 
-__all__ = ["UNK", "BOS", "EOS", "Vocab", "tokenize", "read_sentences", "encode_sentences", "sentence_starts", "check_ids"]
+__all__ = [
+    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences", "sentence_starts", "check_ids",
+]
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
 SPECIALS = (UNK, BOS, EOS)
@@ -32,10 +34,28 @@ def tokenize(text: str, lower: bool = False) -> list[list[str]]:
     return [line.split() for line in text.splitlines() if line.strip()]
 
 
+def decode_utf8(data: bytes, source: str) -> str:
+    """``data`` decoded as UTF-8; ``ValueError`` naming ``source`` and the line of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ValueError(
+            f"{source}, line {line}, column {column}: byte 0x{data[e.start]:02x} is not UTF-8 text "
+            "(convert the file to UTF-8, e.g. with iconv)"
+        ) from None
+
+
+def read_text(path) -> str:
+    """The text of a UTF-8 file; ``ValueError`` naming the file and line if it is not UTF-8."""
+    with open(path, "rb") as f:
+        return decode_utf8(f.read(), str(path))
+
+
 def read_sentences(path, lower: bool = False) -> list[list[str]]:
     """Read a UTF-8 text file with one sentence per line (see :func:`tokenize`)."""
-    with open(path, encoding="utf-8") as f:
-        return tokenize(f.read(), lower=lower)
+    return tokenize(read_text(path), lower=lower)
 
 
 def _sentence_list(sentences) -> list:

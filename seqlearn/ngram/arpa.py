@@ -31,10 +31,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..data.vocab import read_text
 from .counts import NGramIndex
 
 __all__ = ["ArpaSection", "write_arpa", "parse_arpa", "LOG10_ZERO"]
@@ -47,13 +49,22 @@ _SECTION_LINE = re.compile(r"\\(\d+)-grams:$")
 
 
 @contextlib.contextmanager
-def _open(file, mode: str):
-    """Yield a text file object for a path (opened and closed here) or an open file."""
-    if isinstance(file, (str, os.PathLike)):
-        with open(file, mode, encoding="utf-8") as f:
-            yield f
-    else:
+def _writing(file):
+    """Yield a text file object to write: an open file as it is, or for a path a temporary file
+    beside it that replaces the path only when the block completes (never a half-written file)."""
+    if not isinstance(file, (str, os.PathLike)):
         yield file
+        return
+    path = os.path.abspath(file)
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:  # "x": a new file, with the umask's permissions
+            yield f
+        os.replace(tmp, file)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def _format(x: np.ndarray) -> list[str]:
@@ -85,7 +96,7 @@ def write_arpa(file, itos: list[str], index: NGramIndex, tables) -> None:
         probabilities and their log10 backoff weights (same shape; ``None`` at order N).
     """
     texts = _ngram_texts(itos, index)
-    with _open(file, "w") as f:
+    with _writing(file) as f:
         f.write("\\data\\\n")
         for k, (ids, _, _) in enumerate(tables, start=1):
             f.write(f"ngram {k}={len(ids)}\n")
@@ -177,8 +188,8 @@ def parse_arpa(file) -> list[ArpaSection]:
     missing ``\\data\\`` or ``\\end\\``, bad header, unknown or out-of-order section, bad
     number, wrong number of fields, or a section whose size differs from its header count.
     """
-    with _open(file, "r") as f:
-        lines = [line.strip() for line in f.read().splitlines()]
+    text = read_text(file) if isinstance(file, (str, os.PathLike)) else file.read()
+    lines = [line.strip() for line in text.splitlines()]
     if "\\data\\" not in lines:
         raise _error(len(lines), "no \\data\\ line: this is not an ARPA file")
     counts, header_lines, start = _parse_header(lines, lines.index("\\data\\") + 1)

@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from ..data.vocab import tokenize
-from .models import METHODS, make_model, read_arpa
+from ..data.vocab import decode_utf8, read_text, tokenize
+from .models import METHODS, DiscountEstimationError, make_model, read_arpa
 
 __all__ = ["HELP", "add_subparser", "main"]
 
@@ -50,9 +50,8 @@ def _reporting_errors(command):
 def _read_text(path: str | None) -> list[list[str]]:
     """Sentences of a file, or of standard input when ``path`` is None or ``-``."""
     if path in (None, "-"):
-        return tokenize(sys.stdin.read())
-    with open(path, encoding="utf-8") as f:
-        return tokenize(f.read())
+        return tokenize(decode_utf8(sys.stdin.buffer.read(), "standard input"))
+    return tokenize(read_text(path))
 
 
 LMPLZ_FALLBACK = [0.5, 1.0, 1.5]
@@ -81,17 +80,29 @@ def _model_options(args) -> dict:
     return options
 
 
+def _fit(args, sentences):
+    """The model the options ask for, fitted; a discount that cannot be estimated names the CLI flags."""
+    try:
+        return make_model(args.method, args.order, **_model_options(args)).fit(sentences)
+    except DiscountEstimationError as e:
+        fallback = "--discount-fallback (lmplz's 0.5 1 1.5)" if args.method == "mkn" else "--discount-fallback D"
+        raise ValueError(
+            f"cannot estimate the discounts of order {e.order} from this text ({e.reason}); this happens on "
+            f"small or artificial text: pass {fallback}, or --discount"
+        ) from None
+
+
 @_reporting_errors
 def _estimate(args) -> int:
     sentences = _read_text(args.text)
-    model = make_model(args.method, args.order, **_model_options(args)).fit(sentences)
+    model = _fit(args, sentences)
     if args.arpa in (None, "-"):
         model.to_arpa(sys.stdout)
     else:
         model.to_arpa(args.arpa)
     sizes = " ".join(f"{k}={model.index.size(k)}" for k in range(1, model.order + 1))
     print(f"{args.method} {model.order}-gram model, {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
-    if hasattr(model, "D"):
+    if args.method in ("abs", "kn", "mkn"):
         print(f"discounts D1 D2 D3+ per order: {np.round(model.D, 6).tolist()}", file=sys.stderr)
     return 0
 

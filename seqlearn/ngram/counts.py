@@ -181,7 +181,7 @@ class NGramCounts(NGramIndex):
             keys.append(uniq)
             c.append(counts)
             suffix.append(ids[at + 1])
-            ids = np.full(len(stream) - k + 1, NO_CONTEXT)
+            ids = np.full(max(len(stream) - k + 1, 0), NO_CONTEXT)
             ids[valid] = inverse
         return cls(keys, c, suffix, V)
 
@@ -218,7 +218,8 @@ def context_totals(index: NGramIndex, k: int, x: np.ndarray) -> np.ndarray:
 
     With the counts, ``x = c``, this is :math:`S_k(h) = c(h \bullet) = \sum_v c(h\, v)`.
     """
-    return np.bincount(index.prefix(k), weights=x, minlength=index.size(k - 1))
+    totals = np.bincount(index.prefix(k), weights=x, minlength=index.size(k - 1))
+    return totals.astype(float)  # bincount gives int64 when there are no k-grams at all
 
 
 def take(a: np.ndarray, ids: np.ndarray, fill) -> np.ndarray:

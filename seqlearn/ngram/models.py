@@ -50,6 +50,7 @@ __all__ = [
     "BackoffModel",
     "InterpolatedModel",
     "METHODS",
+    "DiscountEstimationError",
     "make_model",
     "read_arpa",
     "kn_discount",
@@ -109,6 +110,17 @@ def mkn_discounts_from_counts(n: np.ndarray) -> np.ndarray:
         if not 0 <= D_r <= r:
             raise ValueError(f"{name} = {D_r:.4g} is outside [0, {r}]")
     return D
+
+
+class DiscountEstimationError(ValueError):
+    """The discounts of one order cannot be estimated from the corpus (``order``: that order, 1-based)."""
+
+    def __init__(self, order: int, reason: str):
+        self.order, self.reason = order, reason
+        super().__init__(
+            f"cannot estimate the discounts of order {order} from this corpus ({reason}); this happens on "
+            "small or artificial corpora: pass discounts= (or fallback_discounts=) explicitly"
+        )
 
 
 class InterpolatedModel(LanguageModel):
@@ -172,10 +184,7 @@ class InterpolatedModel(LanguageModel):
                 D[k - 1] = self._discount_formula(count_of_counts(c_k))
             except ValueError as e:
                 if self.fallback_discounts is None:
-                    raise ValueError(
-                        f"cannot estimate the discounts of order {k} from this corpus ({e}); this happens on "
-                        "small or artificial corpora: pass discounts= (or fallback_discounts=) explicitly"
-                    ) from None
+                    raise DiscountEstimationError(k, str(e)) from None
                 D[k - 1] = self.fallback_discounts[k - 1]
         return D
 
