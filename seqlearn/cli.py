@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import platform
 import sys
 
@@ -41,6 +42,44 @@ def _info(args) -> int:
     return 0
 
 
+COURSE_MODULES = ("nbformat", "nbclient", "nbconvert", "nbgrader", "ipykernel", "jupyter_client", "traitlets")
+"""What the ``course`` extra brings that ``run``, ``exercises`` and ``check-grading`` import."""
+
+
+class MissingExtraError(RuntimeError):
+    """A subcommand needs packages of the ``course`` extra that are not installed."""
+
+
+def _needs_course_extra(command):
+    """Turn a missing course package into an error that says how to install it."""
+
+    @functools.wraps(command)
+    def run(args) -> int:
+        try:
+            return command(args)
+        except ModuleNotFoundError as e:
+            if (e.name or "").split(".")[0] not in COURSE_MODULES:
+                raise
+            raise MissingExtraError(
+                f"`seqlearn {args.command}` needs the course's notebook tools ({e.name} is missing): "
+                "pip install 'seqlearn[course]' (or, in the repository, `make lab`)"
+            ) from None
+
+    return run
+
+
+def _positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds > 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
+    return seconds
+
+
+@_needs_course_extra
 def _run(args) -> int:
     from seqlearn.notebooks import chapter_paths, course_root, execute_notebook
 
@@ -54,6 +93,7 @@ def _run(args) -> int:
     return 1 if failed and args.strict else 0
 
 
+@_needs_course_extra
 def _exercises(args) -> int:
     from seqlearn.grading.nbgrader_tools import generate_exercises
     from seqlearn.notebooks import course_root
@@ -63,6 +103,7 @@ def _exercises(args) -> int:
     return 0
 
 
+@_needs_course_extra
 def _check_grading(args) -> int:
     from seqlearn.grading.nbgrader_tools import check_grading
     from seqlearn.notebooks import course_root
@@ -87,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="execute chapters headless; print time and peak memory")
     run.add_argument("chapters", nargs="*", help="slugs or numbers (default: all)")
     run.add_argument("--html", metavar="DIR", help="also write the executed chapters as HTML to DIR")
-    run.add_argument("--timeout", type=float, default=600, help="seconds per cell (default 600)")
+    run.add_argument("--timeout", type=_positive_seconds, default=600, help="seconds per cell (default 600)")
     run.add_argument("--strict", action="store_true", help="exit 1 if a chapter is over Binder's budget")
     run.set_defaults(func=_run)
 
@@ -110,7 +151,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as err:
+    except (ValueError, TypeError, OSError, MissingExtraError) as err:
         print(f"seqlearn: error: {err}", file=sys.stderr)
         return 2
 

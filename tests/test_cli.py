@@ -37,3 +37,57 @@ def test_chapter_selection_by_number_and_slug():
 def test_course_root_outside_the_course(tmp_path):
     with pytest.raises(FileNotFoundError, match="no course directory"):
         course_root(tmp_path)
+
+
+BASE_INSTALL = """
+import sys
+
+class WithoutCourseExtra:
+    '''A base install (pip install seqlearn): the packages of the course extra cannot be imported.'''
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+BLOCKED = set(sys.argv[1].split(","))
+sys.meta_path.insert(0, WithoutCourseExtra())
+from seqlearn.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _course_extra_modules() -> list[str]:
+    import tomllib
+
+    from seqlearn.notebooks import course_root
+
+    pyproject = tomllib.loads((course_root() / "pyproject.toml").read_text())
+    course = pyproject["project"]["optional-dependencies"]["course"]
+    return [spec.split("==")[0].replace("-", "_") for spec in course]
+
+
+def _base_install(*argv: str) -> subprocess.CompletedProcess:
+    blocked = ",".join(_course_extra_modules())
+    return subprocess.run([sys.executable, "-c", BASE_INSTALL, blocked, *argv], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("argv", [["run", "1"], ["exercises"], ["check-grading", "01_ngram"]])
+def test_base_install_names_the_extra_a_subcommand_needs(argv):
+    result = _base_install(*argv)
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'seqlearn[course]'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_base_install_runs_info_and_ngram(tmp_path):
+    assert _base_install("info").returncode == 0
+    train = tmp_path / "train.txt"
+    train.write_text("a b c\nb c a\n" * 3)
+    result = _base_install("ngram", "estimate", "--order", "2", "--discount-fallback", "--text", str(train))
+    assert result.returncode == 0 and result.stdout.startswith("\\data\\"), result.stderr
+
+
+@pytest.mark.parametrize("timeout", ["-5", "0", "nan", "inf", "soon"])
+def test_run_refuses_a_timeout_that_is_not_positive(timeout, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "1", "--timeout", timeout])
+    assert exit_.value.code == 2 and "--timeout" in capsys.readouterr().err
