@@ -15,7 +15,7 @@ import os
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import GetGrades
 
-from seqlearn.grading.nbgrader_tools import HideHiddenTests
+from seqlearn.grading.nbgrader_tools import HideHiddenTests, WrapLongLines
 
 c = get_config()  # noqa: F821 (provided by the config loader)
 course_root = os.path.dirname(os.path.abspath(__file__))
@@ -32,5 +32,5 @@ c.Execute.timeout = 60
 c.ExecutePreprocessor.timeout = 60
 
 # Feedback must not show the hidden tests (stock nbgrader puts them back into the
-# autograded notebook and shows their code and tracebacks).
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+# autograded notebook and shows their code and tracebacks), and wraps long lines.
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor, WrapLongLines]

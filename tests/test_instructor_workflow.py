@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from seqlearn.grading.nbgrader_tools import release_differences
+from seqlearn.grading.nbgrader_tools import WrapLongLines, release_differences
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "<!-- instructor-workflow -->"
@@ -112,7 +112,9 @@ def test_the_student_is_graded_in_the_gradebook(course):
 def test_the_student_fetches_their_feedback(course):
     pages = list((course["home"] / "01_ngram/feedback").rglob("01_ngram.html"))
     assert len(pages) == 1, f"fetched {len(pages)} feedback pages"
-    assert f"Score: {course['deserved']:.1f} / " in pages[0].read_text()  # the notebook's total, first
+    page = pages[0].read_text()
+    assert f"Score: {course['deserved']:.1f} / " in page  # the notebook's total, first
+    assert WrapLongLines.css in page  # long hint lines wrap at the page's edge
 
 
 @pytest.mark.slow

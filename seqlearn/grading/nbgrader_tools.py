@@ -16,7 +16,8 @@
   ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` region by a placeholder line and,
   in those cells, keeps only the error output, reduced to its last line (the grader's
   message, which never quotes hidden inputs), dropping everything the cell printed or
-  displayed (a student's function could print its hidden input).
+  displayed (a student's function could print its hidden input). :class:`WrapLongLines`
+  makes the feedback page wrap long output lines.
 
 nbgrader runs in a subprocess (``python -m nbgrader`` of the running interpreter), with the
 course's own ``nbgrader_config.py``, which a temporary course copies. Each assignment's
@@ -43,8 +44,9 @@ from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
+from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests
-from traitlets import Unicode
+from traitlets import Bool, Unicode
 from traitlets.config.loader import PyFileConfigLoader
 
 from .guard import REFUSAL
@@ -116,6 +118,22 @@ class HideHiddenTests(ClearHiddenTests):
         """An error output reduced to ``ename: evalue`` (``ename`` alone unless it is the grader's)."""
         text = f"{output.ename}: {output.evalue}" if output.ename == self.trusted_error else output.ename
         return nbformat.v4.new_output("error", ename=output.ename, evalue="", traceback=[text])
+
+
+class WrapLongLines(Preprocessor):
+    """Feedback pages wrap long output lines (a hint, a long array) at the page's edge.
+
+    nbgrader's feedback template shows outputs in ``<pre>`` blocks that keep each line whole,
+    so a long line runs off the page. ``nbgrader_config.py`` adds this preprocessor to
+    ``GenerateFeedback`` after ``CSSHTMLHeaderPreprocessor``, whose CSS list it extends.
+    """
+
+    css = "pre { white-space: pre-wrap; overflow-wrap: anywhere; }"
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled.").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        resources.setdefault("inlining", {}).setdefault("css", []).append(self.css)
+        return nb, resources
 
 
 def html_text(page: str) -> str:
