@@ -4,6 +4,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,3 +47,66 @@ def test_nbgrader_config_points_at_solutions_and_exercises():
     assert re.search(r'source_directory\s*=\s*"solutions"', config)
     assert re.search(r'release_directory\s*=\s*"exercises"', config)
     assert "Execute.timeout" in config and "ExecutePreprocessor.timeout" in config
+
+
+def test_every_flag_the_readme_names_is_set_in_a_chapters_first_code_cell():
+    import nbformat
+
+    flags = set(re.findall(r"`(RUN_[A-Z0-9_]+) = True`", (ROOT / "README.md").read_text()))
+    assert flags, "the README names no optional-data flag"
+    first_cells = []
+    for path in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+        cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        first_cells.append(cells[0].source)
+    for flag in flags:
+        assert any(re.search(rf"^{flag} = False$", source, re.M) for source in first_cells), flag
+
+
+def test_the_loaders_the_readme_names_exist():
+    import seqlearn.data
+
+    for name in re.findall(r"`seqlearn\.data\.(load_\w+)`|`(load_\w+)`", (ROOT / "README.md").read_text()):
+        assert callable(getattr(seqlearn.data, name[0] or name[1]))
+
+
+def test_make_lab_keeps_allow_root_when_lab_args_are_given():
+    import os
+    import subprocess
+
+    dry_run = subprocess.run(
+        ["make", "-n", "lab", "LAB_ARGS=--no-browser --port 8890"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    (lab,) = [line for line in dry_run.stdout.splitlines() if "jupyter lab" in line]
+    assert "--no-browser --port 8890" in lab
+    assert ("--allow-root" in lab) == (os.getuid() == 0)
+
+
+@pytest.mark.slow
+def test_make_lab_starts_headless(tmp_path):
+    """The command that `make lab LAB_ARGS=...` runs serves JupyterLab without a browser (as root too)."""
+    import os
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = f"--no-browser --ip 127.0.0.1 --port {port} --ServerApp.token=t0k3n"
+    dry_run = subprocess.run(["make", "-n", "lab", f"LAB_ARGS={args}"], cwd=ROOT, capture_output=True, text=True)
+    (lab,) = [line for line in dry_run.stdout.splitlines() if "jupyter lab" in line]
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)}
+    server = subprocess.Popen(["bash", "-c", f"exec {lab}"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, status = time.monotonic() + 60, None
+        while status is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token=t0k3n", timeout=2) as r:
+                    status = r.status
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200, f"JupyterLab did not answer (exit code {server.poll()})"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
