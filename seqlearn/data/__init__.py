@@ -2,25 +2,12 @@
 
 Nothing here touches the network unless a downloader is called explicitly. The module
 :mod:`seqlearn.data.download` keeps its name here (its function ``download`` is not
-re-exported, so that ``seqlearn.data.download`` is always the module).
+re-exported, so that ``seqlearn.data.download`` is always the module). The synthetic
+corpora (scipy) and the downloaders (urllib) load on first use, so that ``import
+seqlearn.data.vocab`` costs only NumPy.
 """
 
-from .download import (
-    ChecksumError,
-    DownloadError,
-    data_dir,
-    load_ptb,
-    load_tiny_shakespeare,
-    load_wikitext2,
-)
-from .synthetic import (
-    AgreementExample,
-    MarkovSource,
-    ToyEnglish,
-    ToySentence,
-    agreement_accuracy,
-    agreement_examples,
-)
+from .._lazy import lazy_exports
 from .vocab import (
     BOS,
     EOS,
@@ -36,7 +23,15 @@ from .vocab import (
 )
 
 __all__ = [
-    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences", "sentence_starts", "check_ids",
+    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences",
+    "sentence_starts", "check_ids",
     "MarkovSource", "ToyEnglish", "ToySentence", "AgreementExample", "agreement_examples", "agreement_accuracy",
     "data_dir", "load_ptb", "load_wikitext2", "load_tiny_shakespeare", "DownloadError", "ChecksumError",
 ]
+
+_LAZY = {
+    "download": ["ChecksumError", "DownloadError", "data_dir", "load_ptb", "load_tiny_shakespeare", "load_wikitext2"],
+    "synthetic": ["AgreementExample", "MarkovSource", "ToyEnglish", "ToySentence", "agreement_accuracy",
+                  "agreement_examples"],
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

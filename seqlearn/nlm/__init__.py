@@ -9,8 +9,7 @@ mixture; :mod:`~seqlearn.nlm.embeddings` nearest neighbours and a 2-D map of the
 embeddings. The masked loss is :func:`seqlearn.losses.masked_cross_entropy`.
 """
 
-import importlib
-
+from .._lazy import lazy_exports
 from .basics import best_interpolation_weight, context_windows, masked_cross_entropy, nlm_logits, perplexity_from_loss
 
 # The torch-based parts load on first use, so that the NumPy references (and the grading
@@ -23,7 +22,6 @@ _LAZY = {
     "train": ["NLMHistory", "agreement_scorer", "inverse_time_decay", "make_optimizer", "nlm_loss",
               "parameter_groups", "perplexity", "token_logprobs", "train_nlm"],
 }
-_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
 __all__ = [
     # textbook formulas (graded references)
@@ -61,11 +59,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name in _MODULE_OF:
-        return getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

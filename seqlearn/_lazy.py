@@ -1,0 +1,37 @@
+"""Lazy exports: a package names what its heavy submodules define and loads them on first use.
+
+A package that keeps ``import`` cheap (no torch, no scipy until they are needed) calls
+:func:`lazy_exports` with a table ``{submodule: [names]}`` and binds the two functions it
+returns to its module-level ``__getattr__`` and ``__dir__`` (PEP 562)::
+
+    __getattr__, __dir__ = lazy_exports(__name__, {"model": ["BengioNLM"]}, globals())
+
+``package.BengioNLM`` then imports ``package.model`` the first time it is asked for, and
+``package.model`` itself is importable by attribute as well.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+
+__all__ = ["lazy_exports"]
+
+
+def lazy_exports(
+    package: str, table: Mapping[str, Sequence[str]], namespace: dict
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for ``package`` that load the names of ``table`` on first use."""
+    module_of = {name: module for module, names in table.items() for name in names}
+
+    def __getattr__(name: str):
+        if name in module_of:
+            return getattr(importlib.import_module(f".{module_of[name]}", package), name)
+        if name in table:
+            return importlib.import_module(f".{name}", package)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(module_of) | set(namespace.get("__all__", ())))
+
+    return __getattr__, __dir__
