@@ -7,7 +7,10 @@ resident memory (the kernel's ``VmHWM``, read from ``/proc`` on Linux).
 
 from __future__ import annotations
 
+import copy
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +19,23 @@ __all__ = ["BINDER_SECONDS", "BINDER_PEAK_MB", "RunReport", "course_root", "chap
 
 BINDER_SECONDS = 180.0
 BINDER_PEAK_MB = 1536.0
+MATHJAX_DIR = "mathjax"
+"""Where :func:`execute_notebook` puts MathJax, next to the HTML pages that use it."""
+
+_MATHJAX_URL = f"{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block html_head_js_mathjax -%}
+{{ super() }}
+<script type="text/x-mathjax-config">
+MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null}});
+</script>
+{%- endblock html_head_js_mathjax -%}
+"""
+"""nbconvert's lab template without the scripts it would load from CDNs, and with MathJax set to
+the only web font jupyter-server-mathjax ships (STIX-Web)."""
 
 
 @dataclass
@@ -78,8 +98,12 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
     """Run the notebook at ``path`` top to bottom in its own directory, in a fresh kernel.
 
     Raises ``nbclient.exceptions.CellExecutionError`` (with the failing cell) if a cell
-    fails. With ``html_dir`` the executed notebook is written there as ``<name>.html``.
+    fails. With ``html_dir`` the executed notebook is written there as ``<name>.html``, a page
+    that reads offline (see :func:`_write_html`); a ``ValueError`` is raised before the
+    notebook runs if that directory cannot be created or written.
     """
+    if html_dir is not None:
+        _check_html_dir(html_dir)
     import nbformat
     from nbclient import NotebookClient
 
@@ -103,11 +127,94 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
     return RunReport(path.stem, seconds, peak["mb"], html)
 
 
-def _write_html(nb, stem: str, html_dir) -> Path:
-    from nbconvert import HTMLExporter
+def _check_html_dir(html_dir) -> None:
+    """Create ``html_dir`` if needed and make sure files can be written there.
 
+    Raises
+    ------
+    ValueError
+        If the directory cannot be created or is not writable.
+    """
+    html_dir = Path(html_dir)
+    try:
+        html_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=html_dir):
+            pass
+    except FileExistsError:
+        raise ValueError(f"cannot write HTML to {html_dir}: it is a file, not a directory") from None
+    except OSError as err:
+        raise ValueError(f"cannot write HTML to {html_dir}: {err.strerror or err}") from None
+
+
+def _write_html(nb, stem: str, html_dir) -> Path:
+    """Write ``nb`` as ``html_dir/<stem>.html``, a page that needs no network to read.
+
+    MathJax is served from ``html_dir/mathjax/`` (see :func:`_install_mathjax`), the scripts
+    the lab template would load from CDNs (require.js, mermaid.js, the widget manager) are
+    left out, and widget outputs show their static ``image/png`` (explorers made with
+    :func:`seqlearn.viz.explorer` carry one) instead of the live widget view.
+    """
     out = Path(html_dir) / f"{stem}.html"
     out.parent.mkdir(parents=True, exist_ok=True)
-    body, _ = HTMLExporter().from_notebook_node(nb)
+    _install_mathjax(out.parent)
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
+    body, _ = _offline_exporter().from_notebook_node(nb, resources={"metadata": {"name": stem}})
     out.write_text(body, encoding="utf-8")
     return out
+
+
+def _offline_exporter():
+    """An ``HTMLExporter`` for offline pages: local MathJax, no CDN scripts, no widget views."""
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    priority = HTMLExporter().default_config.NbConvertBase.display_data_priority
+    config = Config({"NbConvertBase": {"display_data_priority": [m for m in priority if m != _WIDGET_VIEW]}})
+    return HTMLExporter(
+        config=config,
+        extra_loaders=[DictLoader({"seqlearn-offline.html.j2": _OFFLINE_TEMPLATE})],
+        template_file="seqlearn-offline.html.j2",
+        mathjax_url=_MATHJAX_URL,
+    )
+
+
+def _mathjax_source() -> Path:
+    """MathJax 2.7 as shipped by ``jupyter-server-mathjax`` (in the ``course`` extra)."""
+    try:
+        import jupyter_server_mathjax
+    except ModuleNotFoundError as err:
+        raise ModuleNotFoundError(
+            "writing HTML needs MathJax from jupyter-server-mathjax: pip install 'seqlearn[course]'",
+            name=err.name,
+        ) from None
+    return Path(jupyter_server_mathjax.__file__).parent / "static"
+
+
+def _tree(root: Path) -> dict[str, int]:
+    """Relative path -> size of every file under ``root`` (empty if ``root`` is no directory)."""
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+
+def _install_mathjax(html_dir: Path) -> Path:
+    """Copy MathJax into ``html_dir/mathjax/`` unless a complete copy is already there.
+
+    The copy is made in a temporary directory next to it and renamed into place, so an
+    interrupted copy leaves no half-copied MathJax behind.
+    """
+    source, target = _mathjax_source(), html_dir / MATHJAX_DIR
+    wanted = _tree(source)
+    if _tree(target) == wanted:
+        return target
+    staging = Path(tempfile.mkdtemp(prefix=".mathjax-", dir=html_dir))
+    try:
+        shutil.copytree(source, staging / MATHJAX_DIR)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging / MATHJAX_DIR, target)
+    except OSError:
+        if _tree(target) != wanted:
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

@@ -1,6 +1,8 @@
-"""Every chapter runs top to bottom, headless, within Binder's budget (3 min, 1.5 GB)."""
+"""Every chapter runs top to bottom, headless, within Binder's budget (3 min, 1.5 GB), and its
+HTML page reads offline, with each explorer shown as an image."""
 
 import pytest
+from offline_html import read_page
 
 from seqlearn.notebooks import chapter_paths, course_root, execute_notebook
 
@@ -13,12 +15,17 @@ def test_there_are_chapters():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
-def test_chapter_runs_within_binder_budget(path, monkeypatch):
+def test_chapter_runs_within_binder_budget(path, monkeypatch, tmp_path):
     monkeypatch.setenv("SEQLEARN_DEVICE", "cpu")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    report = execute_notebook(path, timeout=300)
+    report = execute_notebook(path, timeout=300, html_dir=tmp_path)
     print(report)
     assert report.within_binder_budget(), f"{report} is over Binder's 3 min / 1.5 GB"
+    page = read_page(report.html)
+    assert page.external_resources() == [], "the chapter's HTML page needs the network"
+    explorers = page.cells_calling("explorer")
+    assert explorers, "no explorer cell found in the chapter's HTML page"
+    assert all(cell.images for cell in explorers), "an explorer shows no image in the HTML page"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])

@@ -1,3 +1,5 @@
+import base64
+
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
@@ -39,3 +41,31 @@ def test_explorer_rejects_bad_input():
         explorer(42, a=(0, 1))
     with pytest.raises(ValueError, match="at least one control"):
         explorer(lambda: None)
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_explorer_bundle_has_a_png_of_the_default_state_and_the_widget_view():
+    seen = []
+
+    def draw(order, method):
+        seen.append((order, method))
+        plt.subplots()
+        plt.show()
+
+    widget = explorer(draw, order=(1, 5, 1), method=["mkn", "kn"])
+    widget.children[0].value = 5
+    open_before = plt.get_fignums()
+    bundle = widget._repr_mimebundle_()
+    assert seen[-1] == (3, "mkn")  # the defaults: the middle of the slider, the first option
+    assert base64.b64decode(bundle["image/png"]).startswith(PNG_MAGIC)
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.model_id
+    assert plt.get_fignums() == open_before
+    plt.close("all")
+
+
+def test_explorer_bundle_has_no_png_when_draw_makes_no_figure():
+    widget = explorer(lambda a: None, a=(0, 1))
+    assert "image/png" not in widget._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in widget._repr_mimebundle_()

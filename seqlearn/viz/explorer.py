@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import functools
+import io
 from collections.abc import Callable
+from unittest import mock
 
 __all__ = ["explorer"]
 
@@ -27,15 +31,62 @@ def explorer(draw: Callable, *, continuous_update: bool = False, **controls):
     ipywidgets.interactive
         Display it (it is the last expression of a cell, or pass it to ``display``). Calling
         ``.update()`` redraws with the current values, which is how tests drive it headless.
+        Its display bundle also carries an ``image/png`` of the figure ``draw`` makes with the
+        controls' default values, which static pages (``seqlearn run --html``) show in place
+        of the live widget; JupyterLab still shows the widget.
     """
-    import ipywidgets as widgets
-
     if not callable(draw):
         raise TypeError(f"draw must be callable, got {type(draw).__name__}")
     if not controls:
         raise ValueError("an explorer needs at least one control (keyword argument)")
-    interactive = widgets.interactive(draw, **controls)
+    interactive = _explorer_class()(draw, **controls)
     for child in interactive.children:
         if hasattr(child, "continuous_update"):
             child.continuous_update = continuous_update
     return interactive
+
+
+@functools.cache
+def _explorer_class() -> type:
+    """The ``ipywidgets.interactive`` subclass behind :func:`explorer` (ipywidgets imported on first use)."""
+    import ipywidgets as widgets
+
+    class Explorer(widgets.interactive):
+        """An ``interactive`` whose display bundle adds a PNG of its default state."""
+
+        def __init__(self, draw, /, **controls):
+            super().__init__(draw, **controls)
+            self._defaults = dict(self.kwargs)
+
+        def _repr_mimebundle_(self, **kwargs):
+            bundle = super()._repr_mimebundle_(**kwargs)
+            png = _figure_png(self.f, self._defaults)
+            if png is not None:
+                bundle["image/png"] = base64.b64encode(png).decode("ascii")
+            return bundle
+
+    return Explorer
+
+
+def _figure_png(draw: Callable, values: dict) -> bytes | None:
+    """PNG of the last figure ``draw(**values)`` creates, or None if it creates none.
+
+    The figure is drawn off screen: interactive mode is off and ``plt.show`` does nothing
+    meanwhile, and every figure ``draw`` opened is closed again, so a live notebook shows no
+    extra figure.
+    """
+    import matplotlib.pyplot as plt
+
+    before = set(plt.get_fignums())
+    try:
+        with plt.ioff(), mock.patch.object(plt, "show"):
+            draw(**values)
+        new = set(plt.get_fignums()) - before
+        if not new:
+            return None
+        buffer = io.BytesIO()
+        plt.figure(max(new)).savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
+    finally:
+        for number in set(plt.get_fignums()) - before:
+            plt.close(number)
