@@ -42,7 +42,15 @@ def _info(args) -> int:
     return 0
 
 
-COURSE_MODULES = ("nbformat", "nbclient", "nbconvert", "nbgrader", "ipykernel", "jupyter_client", "traitlets")
+COURSE_MODULES = (
+    "nbformat",
+    "nbclient",
+    "nbconvert",
+    "nbgrader",
+    "ipykernel",
+    "jupyter_client",
+    "jupyter_server_mathjax",
+)
 """What the ``course`` extra brings that ``run``, ``exercises`` and ``check-grading`` import."""
 
 
@@ -81,16 +89,21 @@ def _positive_seconds(text: str) -> float:
 
 @_needs_course_extra
 def _run(args) -> int:
-    from seqlearn.notebooks import chapter_paths, course_root, execute_notebook
+    from seqlearn.notebooks import NotebookError, chapter_paths, course_root, execute_notebook
 
     root = course_root(args.root)
-    failed = 0
+    over, broken = 0, 0
     for path in chapter_paths(root, args.chapters):
-        report = execute_notebook(path, timeout=args.timeout, html_dir=args.html)
+        try:
+            report = execute_notebook(path, timeout=args.timeout, html_dir=args.html)
+        except NotebookError as e:
+            print(f"seqlearn run: error: {e}", file=sys.stderr, flush=True)
+            broken += 1
+            continue
         verdict = "within" if report.within_binder_budget() else "OVER"
         print(f"{report}  ({verdict} Binder's 3 min / 1.5 GB)", flush=True)
-        failed += not report.within_binder_budget()
-    return 1 if failed and args.strict else 0
+        over += not report.within_binder_budget()
+    return 1 if broken or (over and args.strict) else 0
 
 
 @_needs_course_extra
@@ -129,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("chapters", nargs="*", help="slugs or numbers (default: all)")
     run.add_argument("--html", metavar="DIR", help="also write the executed chapters as HTML to DIR")
     run.add_argument("--timeout", type=_positive_seconds, default=600, help="seconds per cell (default 600)")
-    run.add_argument("--strict", action="store_true", help="exit 1 if a chapter is over Binder's budget")
+    run.add_argument("--strict", action="store_true", help="exit 1 if a chapter is over Binder's budget too")
     run.set_defaults(func=_run)
 
     ex = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")

@@ -8,14 +8,24 @@ resident memory (the kernel's ``VmHWM``, read from ``/proc`` on Linux).
 from __future__ import annotations
 
 import copy
+import logging
 import os
+import subprocess
 import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BINDER_SECONDS", "BINDER_PEAK_MB", "RunReport", "course_root", "chapter_paths", "execute_notebook"]
+__all__ = [
+    "BINDER_SECONDS",
+    "BINDER_PEAK_MB",
+    "NotebookError",
+    "RunReport",
+    "course_root",
+    "chapter_paths",
+    "execute_notebook",
+]
 
 BINDER_SECONDS = 180.0
 BINDER_PEAK_MB = 1536.0
@@ -94,11 +104,37 @@ def _peak_rss_mb(pid: int) -> float | None:
     return None
 
 
+class NotebookError(RuntimeError):
+    """A cell of a notebook failed, timed out or lost its kernel; the message is one line naming the cell."""
+
+    def __init__(self, name: str, cell_index: int | None, cell, cause: Exception, timeout: float):
+        self.name, self.cell_index, self.cause = name, cell_index, cause
+        where = "before its first cell" if cell_index is None else f"cell {cell_index + 1}"
+        first_line = next((ln.strip() for ln in (cell.source if cell else "").splitlines() if ln.strip()), "")
+        if first_line:
+            where += f" ({first_line[:60]}{'...' if len(first_line) > 60 else ''})"
+        super().__init__(f"{name}: {where}: {_what_happened(cause, timeout)}")
+
+
+def _what_happened(cause: Exception, timeout: float) -> str:
+    """One line: the error a cell raised, its time-out, or the kernel's death."""
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    if isinstance(cause, CellExecutionError):
+        evalue = (cause.evalue or "").strip().splitlines()
+        return f"raised {cause.ename}" + (f": {evalue[0]}" if evalue else "")
+    if isinstance(cause, CellTimeoutError):
+        return f"timed out after {timeout:g} s"
+    if isinstance(cause, DeadKernelError):
+        return "the kernel died (out of memory?)"
+    return f"{type(cause).__name__}: {cause}"
+
+
 def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str = "python3") -> RunReport:
     """Run the notebook at ``path`` top to bottom in its own directory, in a fresh kernel.
 
-    Raises ``nbclient.exceptions.CellExecutionError`` (with the failing cell) if a cell
-    fails. With ``html_dir`` the executed notebook is written there as ``<name>.html``, a page
+    Raises :class:`NotebookError`, whose message is one line naming the cell, if a cell
+    fails, times out or kills the kernel. With ``html_dir`` the executed notebook is written there as ``<name>.html``, a page
     that reads offline (see :func:`_write_html`); a ``ValueError`` is raised before the
     notebook runs if that directory cannot be created or written.
     """
@@ -106,12 +142,17 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
         _check_html_dir(html_dir)
     import nbformat
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellControlSignal, DeadKernelError
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     peak = {"mb": None}
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name=kernel_name, resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        resources={"metadata": {"path": str(path.parent)}},
+        log=logging.Logger("nbclient", level=logging.CRITICAL + 1),  # a failure is reported once, below
     )
 
     def record_peak(**_):
@@ -119,9 +160,18 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
         if process is not None:
             peak["mb"] = _peak_rss_mb(process.pid) or peak["mb"]
 
+    running: dict = {"index": None, "cell": None}
+
+    def record_cell(cell, cell_index, **_):
+        running.update(index=cell_index, cell=cell)
+
+    client.on_cell_start = record_cell
     client.on_cell_executed = record_peak
     start = time.perf_counter()
-    client.execute()
+    try:
+        client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log; failures are reported below
+    except (CellControlSignal, DeadKernelError) as e:
+        raise NotebookError(path.stem, running["index"], running["cell"], e, timeout) from e
     seconds = time.perf_counter() - start
     html = _write_html(nb, path.stem, html_dir) if html_dir is not None else None
     return RunReport(path.stem, seconds, peak["mb"], html)

@@ -91,3 +91,38 @@ def test_run_refuses_a_timeout_that_is_not_positive(timeout, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["run", "1", "--timeout", timeout])
     assert exit_.value.code == 2 and "--timeout" in capsys.readouterr().err
+
+
+def _scratch_course(tmp_path, *cells: str):
+    import nbformat
+
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "pyproject.toml").write_text("")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
+    nbformat.write(nb, tmp_path / "chapters/01_scratch.ipynb")
+    return str(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("cells", "says"),
+    [
+        (
+            ["x = 1", "# the second cell\nraise ValueError('no data here')"],
+            "cell 2 (# the second cell): raised ValueError: no data here",
+        ),
+        (["import time\ntime.sleep(30)"], "cell 1 (import time): timed out after 3 s"),
+    ],
+)
+def test_a_failing_chapter_is_one_line_naming_the_cell(tmp_path, capsys, cells, says):
+    root = _scratch_course(tmp_path, *cells)
+    assert main(["run", "--root", root, "--timeout", "3", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"seqlearn run: error: 01_scratch: {says}"
+
+
+def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsys):
+    root = _scratch_course(tmp_path, "open('ran', 'w').close()")
+    (tmp_path / "file").write_text("")
+    assert main(["run", "--root", root, "--html", str(tmp_path / "file" / "html"), "1"]) == 2
+    assert "cannot write HTML" in capsys.readouterr().err and not (tmp_path / "chapters/ran").exists()
