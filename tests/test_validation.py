@@ -115,9 +115,9 @@ def test_int_array_and_token_ids():
 def test_probability_vector():
     p = v.probability_vector([0.25, 0.75], "p")
     assert p.sum() == 1
-    with pytest.raises(ValueError, match="its entries sum to 0.9"):
+    with pytest.raises(ValueError, match=r"its entries sum to 0\.9"):
         v.probability_vector([0.4, 0.5], "p")
-    with pytest.raises(ValueError, match="got an entry -0.5"):
+    with pytest.raises(ValueError, match=r"got an entry -0\.5"):
         v.probability_vector([1.5, -0.5], "p")
     with pytest.raises(ValueError, match="empty"):
         v.probability_vector([], "p")
