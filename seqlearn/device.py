@@ -12,6 +12,8 @@ import random
 
 import numpy as np
 
+from .validation import integer
+
 __all__ = ["default_device", "resolve_device", "seed_everything"]
 
 ENV_VAR = "SEQLEARN_DEVICE"
@@ -66,12 +68,9 @@ def seed_everything(seed: int) -> np.random.Generator:
     Returns a fresh ``numpy.random.Generator`` seeded with ``seed``, the preferred source of
     randomness in seqlearn code (it is passed around explicitly, never global).
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
+    seed = integer(seed, "seed", low=0)
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 (seeding the legacy global generator is the point)
     try:
         import torch
     except ImportError:  # numpy-only use of the package

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .validation import integer, real
+
 __all__ = ["GradcheckReport", "relative_error", "numerical_gradient", "check_gradients", "check_module_gradients"]
 
 
@@ -69,16 +71,10 @@ def _as_named(params) -> dict:
     raise TypeError(f"params must be a dict or a list of arrays, got {type(params).__name__}")
 
 
-def _check_eps(eps: float) -> None:
-    if not np.isfinite(eps) or eps <= 0:
-        raise ValueError(f"the step eps must be a finite number > 0, got {eps}")
-
-
 def _entries(size: int, n_entries: int | None, rng: np.random.Generator) -> np.ndarray:
     """Flat indices of the entries to check: all of them, or ``n_entries`` drawn without replacement."""
-    if n_entries is not None and (isinstance(n_entries, bool) or not isinstance(n_entries, (int, np.integer))
-                                  or n_entries < 1):
-        raise ValueError(f"n_entries must be None or an int >= 1, got {n_entries!r}")
+    if n_entries is not None:
+        n_entries = integer(n_entries, "n_entries", low=1)
     if n_entries is None or n_entries >= size:
         return np.arange(size)
     return np.sort(rng.choice(size, size=n_entries, replace=False))
@@ -110,7 +106,7 @@ def numerical_gradient(f: Callable, params, *, eps: float = 1e-6, n_entries: int
     dict mapping each name (list positions become ``"0"``, ``"1"``, ...) to
     ``(flat_indices, numeric_gradient_values)``.
     """
-    _check_eps(eps)
+    eps = real(eps, "eps", low=0, low_open=True)
     named = {k: np.array(v, dtype=np.float64) for k, v in _as_named(params).items()}
     as_given = named if isinstance(params, Mapping) else list(named.values())
     rng = np.random.default_rng(seed)
@@ -183,7 +179,7 @@ def check_module_gradients(module, loss_fn: Callable, *, eps: float = 1e-6, n_en
     for name, p in params.items():
         if p.dtype != torch.float64:
             raise TypeError(f"parameter {name!r} is {p.dtype}; gradient checks need float64 (call module.double())")
-    _check_eps(eps)
+    eps = real(eps, "eps", low=0, low_open=True)
     module.zero_grad(set_to_none=True)
     loss = loss_fn(module)
     if loss.numel() != 1:

@@ -23,8 +23,9 @@ import math
 
 import numpy as np
 
-from .data.synthetic import AgreementExample, agreement_examples, as_generator
+from .data.synthetic import AgreementExample, agreement_examples
 from .data.vocab import Vocab
+from .validation import generator, int_array, integer
 
 __all__ = [
     "adding_problem",
@@ -39,12 +40,6 @@ __all__ = [
 ]
 
 
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 # ----------------------------------------------------------------------------- adding
@@ -77,9 +72,9 @@ def adding_problem(n_sequences: int, T: int, rng=None, halves: bool = True,
         ``x[..., 0]`` the values, ``x[..., 1]`` the markers.
     y : numpy.ndarray, shape ``(B,)``
     """
-    B = _check_int(n_sequences, "n_sequences", 1)
-    T = _check_int(T, "T", 2)
-    rng = as_generator(rng)
+    B = integer(n_sequences, "n_sequences", low=1)
+    T = integer(T, "T", low=2)
+    rng = generator(rng)
     u = rng.random((B, T))  # (B, T)
     rows = np.arange(B)
     if halves:
@@ -102,7 +97,7 @@ def adding_baseline_mse(T: int | None = None) -> float:
     The same for every length ``T`` (accepted so the chapter can plot it against :math:`T`).
     """
     if T is not None:
-        _check_int(T, "T", 2)
+        integer(T, "T", low=2)
     return 1.0 / 6.0
 
 
@@ -111,7 +106,7 @@ def adding_baseline_mse(T: int | None = None) -> float:
 
 def copy_vocab_size(n_symbols: int) -> int:
     """Input ids of :func:`copy_task`: the symbols ``0..n-1``, blank ``n``, delimiter ``n+1``."""
-    return _check_int(n_symbols, "n_symbols", 1) + 2
+    return integer(n_symbols, "n_symbols", low=1) + 2
 
 
 def copy_task(n_sequences: int, T: int, k: int = 10, n_symbols: int = 8,
@@ -148,11 +143,11 @@ def copy_task(n_sequences: int, T: int, k: int = 10, n_symbols: int = 8,
     y : numpy.ndarray, int64, shape ``(B, T + 2k)``
         Target ids in ``[0, n + 1)`` (symbols and blank).
     """
-    B = _check_int(n_sequences, "n_sequences", 1)
-    T = _check_int(T, "T", 1)
-    k = _check_int(k, "k", 1)
-    n = _check_int(n_symbols, "n_symbols", 1)
-    rng = as_generator(rng)
+    B = integer(n_sequences, "n_sequences", low=1)
+    T = integer(T, "T", low=1)
+    k = integer(k, "k", low=1)
+    n = integer(n_symbols, "n_symbols", low=1)
+    rng = generator(rng)
     symbols = rng.integers(0, n, (B, k))  # (B, k)
     x = np.full((B, T + 2 * k), n, dtype=np.int64)
     y = np.full((B, T + 2 * k), n, dtype=np.int64)
@@ -168,9 +163,9 @@ def copy_baseline_loss(T: int, k: int = 10, n_symbols: int = 8) -> float:
     It predicts the blank surely for the first :math:`T + k` steps (no loss) and the
     uniform distribution over the :math:`n` symbols for the last :math:`k`.
     """
-    T = _check_int(T, "T", 1)
-    k = _check_int(k, "k", 1)
-    n = _check_int(n_symbols, "n_symbols", 1)
+    T = integer(T, "T", low=1)
+    k = integer(k, "k", low=1)
+    n = integer(n_symbols, "n_symbols", low=1)
     return k * math.log(n) / (T + 2 * k)
 
 
@@ -229,12 +224,8 @@ def agreement_chance() -> float:
 
 def one_hot(ids: np.ndarray, n_classes: int, dtype=np.float32) -> np.ndarray:
     """``(..., n_classes)`` one-hot encoding of integer ``ids`` in ``[0, n_classes)``."""
-    n_classes = _check_int(n_classes, "n_classes", 1)
-    ids = np.asarray(ids)
-    if not np.issubdtype(ids.dtype, np.integer):
-        raise TypeError(f"ids must be integers, got dtype {ids.dtype}")
-    if ids.size and (ids.min() < 0 or ids.max() >= n_classes):
-        raise ValueError(f"ids must lie in [0, {n_classes}), got range [{ids.min()}, {ids.max()}]")
+    n_classes = integer(n_classes, "n_classes", low=1)
+    ids = int_array(ids, "ids", low=0, high=n_classes - 1)
     return np.eye(n_classes, dtype=dtype)[ids]
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .device import resolve_device
+from .validation import integer, real
 
 __all__ = ["fit", "evaluate", "to_device", "History"]
 
@@ -166,14 +167,13 @@ def fit(
     """
     from tqdm.auto import tqdm
 
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an int >= 1, got {epochs!r}")
-    if patience is not None and (not isinstance(patience, int) or patience < 1):
-        raise ValueError(f"patience must be None or an int >= 1, got {patience!r}")
+    epochs = integer(epochs, "epochs", low=1)
+    if patience is not None:
+        patience = integer(patience, "patience", low=1)
     if patience is not None and val_batches is None:
         raise ValueError("early stopping (patience=...) needs val_batches")
-    if clip_grad_norm is not None and not clip_grad_norm > 0:
-        raise ValueError(f"clip_grad_norm must be > 0, got {clip_grad_norm!r}")
+    if clip_grad_norm is not None:
+        clip_grad_norm = real(clip_grad_norm, "clip_grad_norm", low=0, low_open=True)
     device = resolve_device(device)
     model.to(device)
     history, best_state = History(), None

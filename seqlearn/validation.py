@@ -31,6 +31,7 @@ __all__ = [
     "probability_vector",
     "token_ids",
     "seed",
+    "generator",
 ]
 
 
@@ -116,7 +117,7 @@ def _array(x, name: str, kinds: str, what: str) -> np.ndarray:
         arr = np.asarray(x)
     except (ValueError, TypeError):
         raise TypeError(f"{name} must be {what}, got {type(x).__name__} that is not a rectangular array") from None
-    if arr.dtype.kind not in kinds:
+    if arr.dtype.kind not in kinds and not (arr.size == 0 and arr.dtype.kind in "iuf"):  # [] is float64
         raise TypeError(f"{name} must be {what}, got an array of dtype {arr.dtype}")
     return arr
 
@@ -181,9 +182,25 @@ def probability_vector(p, name: str, *, atol: float = 1e-9) -> np.ndarray:
 def token_ids(x, name: str, vocab_size: int, *, ndim: int | Sequence[int] | None = None) -> np.ndarray:
     """``x`` as an int64 array of token ids, each in ``[0, vocab_size)``."""
     vocab_size = integer(vocab_size, "vocab_size", low=1)
-    return int_array(x, name, ndim=ndim, low=0, high=vocab_size - 1)
+    arr = int_array(x, name, ndim=ndim)
+    if arr.size and (arr.min() < 0 or arr.max() >= vocab_size):
+        bad = arr.min() if arr.min() < 0 else arr.max()
+        raise ValueError(
+            f"{name} must hold token ids in [0, {vocab_size - 1}] (a vocabulary of {vocab_size}), got {bad}"
+        )
+    return arr
 
 
 def seed(value, name: str = "seed") -> int | None:
     """``value`` if it is None or an int >= 0 (a seed for ``np.random.default_rng`` or torch)."""
     return None if value is None else integer(value, name, low=0)
+
+
+def generator(rng, name: str = "rng") -> np.random.Generator:
+    """A ``numpy.random.Generator`` from ``rng``: a generator (returned as is), a seed >= 0, or
+    None for fresh OS entropy (not reproducible: pass a seed for that)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer))):
+        raise TypeError(f"{name} must be a numpy.random.Generator, an int seed >= 0 or None, got {_shown(rng)}")
+    return np.random.default_rng(seed(rng, name))

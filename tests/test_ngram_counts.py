@@ -139,7 +139,7 @@ def test_context_of_unseen_window_is_unseen():
 
 
 def test_bad_ids_are_rejected():
-    with pytest.raises(ValueError, match="outside the vocabulary"):
+    with pytest.raises(ValueError, match=r"must hold token ids in \[0, \d+\] \(a vocabulary of \d+\)"):
         NGramCounts.from_stream(np.array([1, 3, 7, 2]), 5, 2)
 
 

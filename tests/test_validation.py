@@ -105,7 +105,7 @@ def test_int_array_and_token_ids():
         v.int_array([0.0, 1.0], "ids")
     with pytest.raises(ValueError, match=r"ids must hold integers >= 0, got -1"):
         v.int_array([3, -1], "ids", low=0)
-    with pytest.raises(ValueError, match=r"stream must hold integers in \[0, 9\], got 10"):
+    with pytest.raises(ValueError, match=r"stream must hold token ids in \[0, 9\] \(a vocabulary of 10\), got 10"):
         v.token_ids([0, 10], "stream", 10)
     assert v.token_ids(np.array([], dtype=np.int32), "stream", 10).shape == (0,)
     with pytest.raises(ValueError, match="vocab_size must be an int >= 1, got 0"):

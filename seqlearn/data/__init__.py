@@ -13,7 +13,6 @@ from .vocab import (
     EOS,
     UNK,
     Vocab,
-    check_ids,
     decode_utf8,
     encode_sentences,
     read_sentences,
@@ -24,7 +23,7 @@ from .vocab import (
 
 __all__ = [
     "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences",
-    "sentence_starts", "check_ids",
+    "sentence_starts",
     "MarkovSource", "ToyEnglish", "ToySentence", "AgreementExample", "agreement_examples", "agreement_accuracy",
     "data_dir", "load_ptb", "load_wikitext2", "load_tiny_shakespeare", "DownloadError", "ChecksumError",
 ]

@@ -25,6 +25,7 @@ import numpy as np
 from scipy import linalg, special
 from scipy.sparse import linalg as splinalg
 
+from ..validation import generator, integer, probability, real
 from .vocab import BOS, EOS, Vocab
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
     "AgreementExample",
     "agreement_examples",
     "agreement_accuracy",
-    "as_generator",
 ]
 
 MAX_TABLE_ENTRIES = 10_000_000  # (V+1)^(order+1) float64 entries per table: 80 MB
@@ -43,43 +43,8 @@ MAX_TABLE_ENTRIES = 10_000_000  # (V+1)^(order+1) float64 entries per table: 80 
 # ----------------------------------------------------------------------------- checks
 
 
-def as_generator(rng, name: str = "rng") -> np.random.Generator:
-    """Turn ``rng`` into a ``numpy.random.Generator``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator, int or None
-        A generator (returned as is), a seed ``>= 0``, or ``None`` for fresh OS entropy
-        (not reproducible: pass a seed for that).
-    """
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
-        raise TypeError(f"{name} must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
-    if rng < 0:
-        raise ValueError(f"{name} must be >= 0 when it is an int seed, got {rng}")
-    return np.random.default_rng(int(rng))
 
 
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def _check_float(value, name: str, minimum: float, strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r})")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if value < minimum or (strict and value == minimum):
-        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}, got {value}")
-    return value
 
 
 def _check_amount(n_tokens, n_sentences) -> tuple[int | None, int | None]:
@@ -87,8 +52,8 @@ def _check_amount(n_tokens, n_sentences) -> tuple[int | None, int | None]:
     if (n_tokens is None) == (n_sentences is None):
         raise ValueError("give exactly one of n_tokens or n_sentences")
     if n_tokens is not None:
-        return _check_int(n_tokens, "n_tokens", 1), None
-    return None, _check_int(n_sentences, "n_sentences", 1)
+        return integer(n_tokens, "n_tokens", low=1), None
+    return None, integer(n_sentences, "n_sentences", low=1)
 
 
 # ----------------------------------------------------------------------- Markov source
@@ -153,12 +118,12 @@ class MarkovSource:
 
     def __init__(self, vocab_size: int, order: int, zipf_exponent: float = 1.0,
                  context_strength: float = 1.0, mean_length: float = 20.0, seed: int = 0):
-        self.vocab_size = V = _check_int(vocab_size, "vocab_size", 1)
-        self.order = k = _check_int(order, "order", 0)
-        self.zipf_exponent = _check_float(zipf_exponent, "zipf_exponent", 0.0)
-        self.context_strength = _check_float(context_strength, "context_strength", 0.0)
-        self.mean_length = _check_float(mean_length, "mean_length", 0.0, strict=True)
-        self.seed = _check_int(seed, "seed", 0)
+        self.vocab_size = V = integer(vocab_size, "vocab_size", low=1)
+        self.order = k = integer(order, "order", low=0)
+        self.zipf_exponent = real(zipf_exponent, "zipf_exponent", low=0.0)
+        self.context_strength = real(context_strength, "context_strength", low=0.0)
+        self.mean_length = real(mean_length, "mean_length", low=0.0, low_open=True)
+        self.seed = integer(seed, "seed", low=0)
         entries = (V + 1) ** (k + 1)
         if entries > MAX_TABLE_ENTRIES:
             raise ValueError(
@@ -283,7 +248,7 @@ class MarkovSource:
         n_sentences : int, optional
             Draw exactly this many sentences. Give exactly one of the two.
         rng : numpy.random.Generator, int or None
-            Randomness (see :func:`as_generator`). Use different seeds for training and test.
+            Randomness (see :func:`seqlearn.validation.generator`). Use different seeds for training and test.
 
         Returns
         -------
@@ -312,7 +277,7 @@ class MarkovSource:
             Shape ``(n_sentences,)``: words per sentence.
         """
         n_tokens, n_sentences = _check_amount(n_tokens, n_sentences)
-        rng = as_generator(rng)
+        rng = generator(rng)
         if n_sentences is not None:
             return self._sample_batch(n_sentences, rng)
         parts, total = [], 0
@@ -632,11 +597,9 @@ class ToyEnglish:
     """
 
     def __init__(self, attractor_rate: float = 0.5, distance_scale: float = 3.0, max_distance: int = 12):
-        self.attractor_rate = _check_float(attractor_rate, "attractor_rate", 0.0)
-        if self.attractor_rate > 1:
-            raise ValueError(f"attractor_rate must be in [0, 1], got {attractor_rate}")
-        self.distance_scale = _check_float(distance_scale, "distance_scale", 0.0, strict=True)
-        self.max_distance = _check_int(max_distance, "max_distance", 0)
+        self.attractor_rate = probability(attractor_rate, "attractor_rate")
+        self.distance_scale = real(distance_scale, "distance_scale", low=0.0, low_open=True)
+        self.max_distance = integer(max_distance, "max_distance", low=0)
 
     def __repr__(self) -> str:
         return (f"ToyEnglish(attractor_rate={self.attractor_rate}, distance_scale={self.distance_scale}, "
@@ -739,7 +702,7 @@ class ToyEnglish:
 
     def distance_probs(self, max_distance: int | None = None) -> np.ndarray:
         r""":math:`P(d) \propto e^{-d/\lambda}` for ``d = 0..max_distance``, shape ``(max_distance + 1,)``."""
-        d_max = self.max_distance if max_distance is None else _check_int(max_distance, "max_distance", 0)
+        d_max = self.max_distance if max_distance is None else integer(max_distance, "max_distance", low=0)
         p = np.exp(-np.arange(d_max + 1) / self.distance_scale)
         return p / p.sum()
 
@@ -748,7 +711,7 @@ class ToyEnglish:
         """Like :meth:`sample`, with each sentence's head, verb, number and attractors."""
         n_tokens, n_sentences = _check_amount(n_tokens, n_sentences)
         probs = self.distance_probs(max_distance)
-        rng = as_generator(rng)
+        rng = generator(rng)
         out, total = [], 0
         while (n_sentences is not None and len(out) < n_sentences) or (n_tokens is not None and total < n_tokens):
             batch = n_sentences if n_sentences is not None else (n_tokens - total) // 8 + 16
@@ -776,7 +739,7 @@ class ToyEnglish:
         max_distance : int, optional
             Largest subject-verb distance (default ``self.max_distance``).
         rng : numpy.random.Generator, int or None
-            Randomness (see :func:`as_generator`).
+            Randomness (see :func:`seqlearn.validation.generator`).
         """
         return [list(s.tokens) for s in self.sample_annotated(n_tokens, n_sentences, max_distance, rng)]
 
@@ -798,11 +761,11 @@ class ToyEnglish:
         """
         if isinstance(distances, (int, np.integer)):
             raise TypeError("distances must be an iterable of ints, e.g. range(13)")
-        distances = [_check_int(d, "each distance", 0) for d in distances]
+        distances = [integer(d, "each distance", low=0) for d in distances]
         if not distances:
             raise ValueError("distances is empty")
-        n = _check_int(n_per_distance, "n_per_distance", 1)
-        rng = as_generator(seed, "seed")
+        n = integer(n_per_distance, "n_per_distance", low=1)
+        rng = generator(seed, "seed")
         forms = self.verb_forms()
         examples = []
         for d in distances:

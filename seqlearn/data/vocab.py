@@ -17,8 +17,10 @@ from itertools import chain, repeat
 
 import numpy as np
 
+from ..validation import integer, token_ids
+
 __all__ = [
-    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences", "sentence_starts", "check_ids",
+    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences", "sentence_starts",
 ]
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
@@ -97,10 +99,9 @@ class Vocab:
         ``max_size`` caps the number of word types (specials not counted). Tokens left out map
         to ``<unk>`` when encoding.
         """
-        if isinstance(min_freq, bool) or not isinstance(min_freq, (int, np.integer)) or min_freq < 1:
-            raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
-        if max_size is not None and (not isinstance(max_size, (int, np.integer)) or max_size < 0):
-            raise ValueError(f"max_size must be None or an int >= 0, got {max_size!r}")
+        min_freq = integer(min_freq, "min_freq", low=1)
+        if max_size is not None:
+            max_size = integer(max_size, "max_size", low=0)
         sentences = _sentence_list(sentences)
         counts = Counter(t for s in sentences for t in s if t not in SPECIALS)
         if not counts:
@@ -139,19 +140,8 @@ class Vocab:
 
     def decode(self, ids) -> list[str]:
         """Tokens of integer ``ids``; raises ``ValueError`` for ids outside ``[0, len(self))``."""
-        ids = np.asarray(ids)
-        if ids.size and not np.issubdtype(ids.dtype, np.integer):
-            raise TypeError(f"ids must be integers, got dtype {ids.dtype}")
-        check_ids(ids, len(self))
+        ids = token_ids(ids, "ids", len(self))
         return [self.itos[i] for i in ids.ravel().tolist()]
-
-
-def check_ids(ids: np.ndarray, vocab_size: int, name: str = "token id") -> None:
-    """Raise ``ValueError`` if any of ``ids`` lies outside ``[0, vocab_size)``."""
-    ids = np.asarray(ids)
-    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
-        bad = ids[(ids < 0) | (ids >= vocab_size)].ravel()[0]
-        raise ValueError(f"{name} {int(bad)} is outside the vocabulary (valid ids are 0..{vocab_size - 1})")
 
 
 def encode_sentences(sentences: Iterable[Sequence[str]], vocab: Vocab) -> np.ndarray:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.vocab import Vocab, check_ids, encode_sentences
+from ..data.vocab import Vocab, encode_sentences
+from ..validation import token_ids
 from .arpa import write_arpa
 from .basics import _check_order
 from .counts import NGramIndex
@@ -45,7 +46,7 @@ def as_stream(data, vocab: Vocab) -> np.ndarray:
         raise TypeError(f"an encoded stream must be a 1-D integer array, got shape {data.shape} and dtype {data.dtype}")
     if data.size == 0:
         raise ValueError("the encoded stream is empty (no sentences)")
-    check_ids(data, len(vocab))
+    token_ids(data, "the encoded stream", len(vocab))
     if data[0] != BOS:
         raise ValueError(f"an encoded stream must start with <s> (id {BOS}), got {int(data[0])}; see encode_sentences")
     return data.astype(np.int64, copy=False)
@@ -124,11 +125,7 @@ class LanguageModel:
             return np.array(self.vocab[words])
         if isinstance(words, Sequence) and words and all(isinstance(t, str) for t in words):
             return self.vocab.encode(words)
-        ids = np.asarray(words)
-        if ids.size and not np.issubdtype(ids.dtype, np.integer):
-            raise TypeError(f"words must be str tokens or integer ids, got dtype {ids.dtype}")
-        check_ids(ids, self.V)
-        return ids.astype(np.int64)
+        return token_ids(words, "words (when not str tokens)", self.V)
 
     def _context_column(self, context) -> np.ndarray:
         """Context ids of one context at every order; shape ``(N, 1)``."""

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.vocab import Vocab, check_ids
+from ..data.vocab import Vocab
+from ..validation import token_ids
 
 __all__ = [
     "UNSEEN",
@@ -165,8 +166,7 @@ class NGramCounts(NGramIndex):
         among the distinct keys of the valid k-windows (``np.unique``); the suffix of the
         k-gram at position i is the (k-1)-gram at position i + 1.
         """
-        stream = np.asarray(stream, dtype=np.int64)
-        check_ids(stream, V)
+        stream = token_ids(stream, "stream", V)
         b = _bos_before(stream)
         keys = [np.arange(V, dtype=np.int64)]
         c = [np.bincount(stream[stream != BOS], minlength=V)]  # (V,) unigram counts, <s> excluded
