@@ -13,7 +13,7 @@ so padding neither adds loss nor counts in the denominator.
 
 from __future__ import annotations
 
-from .grading.guard import reference
+from .guard import reference
 
 __all__ = ["masked_cross_entropy"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from seqlearn.grading.guard import REFUSAL
+from seqlearn.grading import REFUSAL
 from seqlearn.grading.nbgrader_tools import (
     HideHiddenTests,
     check_grading,

@@ -129,7 +129,7 @@ def test_no_targets_is_an_error():
 
 
 def test_the_loss_is_a_graded_reference():
-    from seqlearn.grading.guard import ReferenceCallError, student_code
+    from seqlearn.guard import ReferenceCallError, student_code
 
     logits, targets = torch.randn(3, 5), torch.tensor([1, 2, 3])
     with student_code(), pytest.raises(ReferenceCallError, match="masked_cross_entropy"):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import seqlearn.rnn as rnn
-from seqlearn.grading.guard import ReferenceCallError, student_code
+from seqlearn.guard import ReferenceCallError, student_code
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -5,14 +5,15 @@
   visible cases and ``check(fn, hidden=True)`` a fresh draw of hidden ones.
   :func:`compare` finds the first difference between two results (floats with tolerances,
   numpy arrays, torch tensors, mappings and Counters, lists and tuples).
-* :mod:`seqlearn.grading.guard`: :func:`reference` and :func:`student_code`.
+* :func:`reference`, :func:`student_code` and the rest of the guard, re-exported from
+  :mod:`seqlearn.guard` (which the model modules import without loading the grader).
 * One module per chapter with its checks, e.g. :mod:`seqlearn.grading.ngram`.
 * :mod:`seqlearn.grading.nbgrader_tools`: regenerate ``exercises/``, check the grading round
   trip, hide hidden tests in feedback (needs nbgrader; not imported here).
 """
 
+from ..guard import REFUSAL, ReferenceCallError, is_grading, reference, student_code
 from .checks import Case, CheckFailure, FunctionCheck, Mismatch, compare, describe_type, hidden_rngs, visible_rngs
-from .guard import REFUSAL, ReferenceCallError, is_grading, reference, student_code
 
 __all__ = [
     "Case",

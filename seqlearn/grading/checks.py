@@ -44,7 +44,7 @@ got), and a hint. For a visible case it also prints the input. For a hidden case
 neither the input, nor mapping keys derived from it, nor the message of an exception the
 student's code raised (it may quote the input), and the student's printed output is
 swallowed. A student's exception is reported with its type, message and the line of their
-code that raised it; a call to a graded reference (see :mod:`seqlearn.grading.guard`) fails
+code that raised it; a call to a graded reference (see :mod:`seqlearn.guard`) fails
 the whole check with the guard's explanation.
 """
 
@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from .guard import ReferenceCallError, student_code
+from ..guard import ReferenceCallError, student_code
 
 __all__ = [
     "Case",
@@ -440,7 +440,7 @@ class FunctionCheck:
     name : str
         The function's name in the notebook (used in messages and to derive visible seeds).
     reference : callable
-        The graded reference (a :func:`seqlearn.grading.guard.reference`).
+        The graded reference (a :func:`seqlearn.guard.reference`).
     random_case : callable
         ``random_case(rng) -> Case``: one random input drawn with a ``numpy`` Generator.
     fixed_cases : tuple of Case

@@ -49,7 +49,7 @@ from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool, Unicode
 from traitlets.config.loader import PyFileConfigLoader
 
-from .guard import REFUSAL
+from ..guard import REFUSAL
 
 __all__ = [
     "HideHiddenTests",

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..data.vocab import BOS, EOS
-from ..grading.guard import reference
+from ..guard import reference
 
 __all__ = [
     "count_ngrams",

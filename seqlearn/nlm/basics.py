@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..data.vocab import Vocab
-from ..grading.guard import reference
+from ..guard import reference
 
 __all__ = ["context_windows", "nlm_logits", "masked_cross_entropy", "perplexity_from_loss", "best_interpolation_weight"]
 

@@ -7,7 +7,7 @@ from numbers import Real
 
 import numpy as np
 
-from ..grading.guard import reference
+from ..guard import reference
 
 __all__ = ["global_grad_norm", "clip_grad_norm"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..grading.guard import reference
+from ..guard import reference
 
 __all__ = [
     "NONLINEARITIES",

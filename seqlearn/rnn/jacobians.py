@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..grading.guard import reference
+from ..guard import reference
 from .elman import _check_phi, _float_array, activation_derivative, elman_preactivations
 
 __all__ = [

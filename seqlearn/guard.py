@@ -5,6 +5,9 @@ grader runs the student's function inside :func:`student_code`; a call to any re
 from there raises :class:`ReferenceCallError`, so an answer that merely delegates to the
 reference fails its tests and is told why. The flag lives in a ``ContextVar``: no global
 state, and the grader's own calls to the reference (outside the block) are unaffected.
+
+This module imports nothing from seqlearn, so the model modules that define references
+use it without loading the grader (:mod:`seqlearn.grading` re-exports its names).
 """
 
 from __future__ import annotations

@@ -1,0 +1,63 @@
+"""Layering: the model modules stand on :mod:`seqlearn.guard`, never on the grader.
+
+Only :mod:`seqlearn.grading` itself and the ``seqlearn`` command (which imports it on demand)
+may import :mod:`seqlearn.grading`; importing a model module must not load it.
+"""
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import seqlearn
+
+PACKAGE = Path(seqlearn.__file__).parent
+GRADER_USERS = {"seqlearn/cli.py"}  # imports the grader inside the commands that need it
+
+IMPORT_EACH = """
+import importlib, json, sys
+loaded = {}
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+    loaded[name] = sorted(m for m in sys.modules if m.startswith("seqlearn.grading"))
+print(json.dumps(loaded))
+"""
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _outside_the_grader() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "grading" not in p.relative_to(PACKAGE).parts)
+
+
+def _imports_the_grader(path: Path) -> bool:
+    module = _module_name(path)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            names = [f"{base}.{node.module or ''}".strip(".")] + [f"{base}.{a.name}".strip(".") for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        if any(n == "seqlearn.grading" or n.startswith("seqlearn.grading.") for n in names):
+            return True
+    return False
+
+
+def test_importing_the_model_modules_loads_no_grader():
+    names = ["seqlearn.losses", "seqlearn.ngram", "seqlearn.rnn", *map(_module_name, _outside_the_grader())]
+    out = subprocess.run([sys.executable, "-c", IMPORT_EACH, *names], capture_output=True, text=True, check=True)
+    loaded = json.loads(out.stdout)
+    assert {name: grader for name, grader in loaded.items() if grader} == {}
+
+
+def test_only_the_grader_and_the_command_import_the_grader():
+    importers = {str(p.relative_to(PACKAGE.parent)) for p in _outside_the_grader() if _imports_the_grader(p)}
+    assert importers <= GRADER_USERS
+    assert _imports_the_grader(PACKAGE / "cli.py"), "the scan sees the command's import"
