@@ -141,8 +141,9 @@ def real_array(x, name: str, *, ndim: int | Sequence[int] | None = None, shape=N
     _check_shape(arr, name, ndim, shape)
     arr = arr.astype(np.float64, copy=False)
     if not np.isfinite(arr).all():
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(f"{name} must be finite, got {arr[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        where = f" at index {bad}" if bad else ""
+        raise ValueError(f"{name} must be finite, got {arr[bad]}{where}")
     return arr
 
 

@@ -37,6 +37,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from ..data.vocab import Vocab
+from ..validation import choice, real, real_array
 from .arpa import LOG10_ZERO, parse_arpa
 from .base import BOS, LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, NGramCounts, NGramIndex, adjusted_counts, context_totals, count_of_counts, take
@@ -70,14 +71,6 @@ def _training_stream(data, vocab: Vocab | None) -> tuple[np.ndarray, Vocab]:
     elif not isinstance(vocab, Vocab):
         raise TypeError(f"vocab must be a seqlearn.data.Vocab or None, got {type(vocab).__name__}")
     return as_stream(data, vocab), vocab
-
-
-def _numbers(x, what: str) -> np.ndarray:
-    """``x`` as a float array; ``TypeError`` if it is not made of real numbers."""
-    arr = np.asarray(x)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{what} must be real numbers, got {x!r}")
-    return arr.astype(float)
 
 
 def kn_discount(n: np.ndarray) -> float:
@@ -145,7 +138,7 @@ class InterpolatedModel(LanguageModel):
 
     def _check_discounts(self, discounts) -> np.ndarray:
         """User discounts as an (N, 3) array: one D per order (a number or N numbers) in [0, 1]."""
-        D = _numbers(discounts, "discounts")
+        D = real_array(discounts, "discounts")
         if D.ndim == 0:
             D = np.full(self.order, D)
         if D.shape != (self.order,):
@@ -296,7 +289,7 @@ class ModifiedKneserNey(KneserNey):
     """
 
     def _check_discounts(self, discounts) -> np.ndarray:
-        D = _numbers(discounts, "discounts")
+        D = real_array(discounts, "discounts")
         if D.shape == (3,):
             D = np.tile(D, (self.order, 1))
         if D.shape != (self.order, 3):
@@ -320,9 +313,7 @@ class AddK(LanguageModel):
 
     def __init__(self, order: int = 3, k: float = 1.0):
         self.order = check_order(order)
-        if _numbers(k, "k").ndim != 0 or not k > 0:
-            raise ValueError(f"k must be one number > 0, got {k!r}")
-        self.k = float(k)
+        self.k = real(k, "k", low=0, low_open=True)
 
     def fit(self, data, vocab: Vocab | None = None):
         """Count the n-grams of sentences or an encoded stream (see :meth:`InterpolatedModel.fit`)."""
@@ -449,6 +440,4 @@ METHODS = {"mle": MLE, "addk": AddK, "abs": AbsoluteDiscounting, "kn": KneserNey
 
 def make_model(method: str, order: int, **kwargs) -> LanguageModel:
     """An unfitted model by short name (see :data:`METHODS`), e.g. ``make_model("mkn", 5)``."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
-    return METHODS[method](order, **kwargs)
+    return METHODS[choice(method, "method", sorted(METHODS))](order, **kwargs)
