@@ -10,12 +10,14 @@ LAB_ARGS ?=
 # Root (as in containers) needs --allow-root; added whatever LAB_ARGS says.
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help install lab test test-fast book exercises check-grading bench clean
+.PHONY: help install lab test test-fast lint typecheck book exercises check-grading bench clean
 
 help:
 	@echo "make lab            set up and open the course in JupyterLab"
 	@echo "make test           set up and run every test"
 	@echo "make test-fast      the package tests only (no notebooks, no nbgrader)"
+	@echo "make lint           ruff: lint and format check (seqlearn, tests, bench)"
+	@echo "make typecheck      mypy on the package"
 	@echo "make book           execute every chapter headless, HTML under build/"
 	@echo "make exercises      regenerate exercises/ from solutions/ (nbgrader)"
 	@echo "make check-grading  grading round trip of every assignment"
@@ -42,6 +44,13 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check seqlearn tests bench
+	$(BIN)/ruff format --check seqlearn tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 book: $(STAMP)
 	$(BIN)/seqlearn run --html build/

@@ -1,9 +1,26 @@
 """seqlearn: reference implementations for a course on how sequence models remember.
 
-Subpackages follow the chapters: :mod:`seqlearn.ngram` (n-grams and Kneser-Ney), and
-shared parts: :mod:`seqlearn.data`, :mod:`seqlearn.device`, :mod:`seqlearn.training`,
-:mod:`seqlearn.grading`, :mod:`seqlearn.viz`. Importing :mod:`seqlearn` imports none of
-them, so ``import seqlearn`` is cheap and has no side effects.
+One subpackage per chapter:
+
+* :mod:`seqlearn.ngram` (Chapter 1): n-gram counts, add-k, absolute discounting, Kneser-Ney
+  and modified Kneser-Ney, ARPA files, perplexity, the ``seqlearn ngram`` command.
+* :mod:`seqlearn.nlm` (Chapter 2): Bengio et al.'s neural probabilistic language model,
+  its training, the NLM + n-gram mixture, embeddings.
+* :mod:`seqlearn.rnn` (Chapter 3): the Elman RNN, backpropagation through time, Jacobian
+  products and the spectral radius, gradient clipping, RNN language and task models.
+* Chapters 4-6 add ``seqlearn.gated`` and ``seqlearn.reservoir`` (LSTM, GRU, echo state
+  networks), ``seqlearn.learnability`` (the learnability window of gated RNNs) and
+  ``seqlearn.lowrank`` (learning dynamics of low-rank RNNs).
+
+Shared parts: :mod:`seqlearn.data` (vocabularies, synthetic corpora, downloads),
+:mod:`seqlearn.tasks` (synthetic sequence tasks), :mod:`seqlearn.losses` (the masked loss),
+:mod:`seqlearn.training` (one training loop), :mod:`seqlearn.gradcheck` (finite-difference
+gradient checks), :mod:`seqlearn.device` (device choice, seeding), :mod:`seqlearn.validation`
+(argument checks), :mod:`seqlearn.viz` (style, explorers, labels), :mod:`seqlearn.guard`
+(graded references refuse to run inside answers), :mod:`seqlearn.grading` (what autograder
+test cells call), :mod:`seqlearn.notebooks` (headless runs), :mod:`seqlearn.cli` (the
+``seqlearn`` command). Importing :mod:`seqlearn` imports none of them, so ``import seqlearn``
+is cheap and has no side effects.
 """
 
 __version__ = "0.1.0"
