@@ -146,7 +146,7 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    peak = {"mb": None}
+    peak: dict[str, float | None] = {"mb": None}
     client = NotebookClient(
         nb,
         timeout=timeout,
@@ -156,7 +156,7 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
     )
 
     def record_peak(**_):
-        process = getattr(client.km.provisioner, "process", None)
+        process = getattr(getattr(client.km, "provisioner", None), "process", None)
         if process is not None:
             peak["mb"] = _peak_rss_mb(process.pid) or peak["mb"]
 

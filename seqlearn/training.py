@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass, field
 
 from .device import resolve_device
@@ -177,7 +177,7 @@ def fit(
     device = resolve_device(device)
     model.to(device)
     history, best_state = History(), None
-    total_steps = len(train_batches) * epochs if hasattr(train_batches, "__len__") else None
+    total_steps = len(train_batches) * epochs if isinstance(train_batches, Sized) else None
     with tqdm(total=total_steps, disable=not progress, desc="training", unit="batch") as bar:
         for epoch in range(epochs):
             history.train_loss.append(
@@ -186,13 +186,14 @@ def fit(
             if val_batches is None:
                 continue
             history.val_loss.append(evaluate(model, loss_fn, val_batches, device))
-            if history.best_epoch is None or history.val_loss[-1] < history.best_val_loss:
+            best = history.best_val_loss
+            if best is None or history.val_loss[-1] < best:
                 history.best_epoch = epoch
                 best_state = copy.deepcopy(model.state_dict())
                 if checkpoint_path is not None:
                     _save_atomically(best_state, checkpoint_path)
             bar.set_description(f"epoch {epoch + 1}: val {history.val_loss[-1]:.4f}")
-            if patience is not None and epoch - history.best_epoch >= patience:
+            if patience is not None and epoch - (history.best_epoch or 0) >= patience:
                 history.stopped_early = True
                 break
     if best_state is not None:

@@ -52,7 +52,7 @@ def _interval(low, high, low_open: bool, high_open: bool) -> str:
     return ""
 
 
-def _inside(x: float, low, high, low_open: bool, high_open: bool) -> bool:
+def _inside(x, low, high, low_open: bool, high_open: bool) -> bool:
     above = low is None or (x > low if low_open else x >= low)
     below = high is None or (x < high if high_open else x <= high)
     return above and below

@@ -68,7 +68,7 @@ def test_discount_fallback_like_lmplz(monkeypatch, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["estimate", "--order", "0"], "order n must be >= 1"),
+        (["estimate", "--order", "0"], "order n must be an int >= 1, got 0"),
         (["estimate", "--order", "2"], r"pass --discount-fallback \(lmplz's 0.5 1 1.5\), or --discount"),
         (["estimate", "--order", "2", "--method", "addk"], "not a backoff model"),
         (["estimate", "--order", "2", "--method", "kn", "--discount", "1.5"], r"\[0, 1\]"),

@@ -133,7 +133,7 @@ class MarkovSource:
         self.outcomes = self.words + [EOS]
         self._rank = {w: r for r, w in enumerate(self.words)}
         self.P = self._transition_table(np.random.default_rng(self.seed))  # (n_contexts, V+1)
-        self._cum = None  # cumulative rows of P, made by the first sample
+        self._cum: np.ndarray | None = None  # cumulative rows of P, made by the first sample
         self._visits = None  # expected_visits(), made by the first call
 
     # --- structure -------------------------------------------------------------------
@@ -280,12 +280,12 @@ class MarkovSource:
         rng = generator(rng)
         if n_sentences is not None:
             return self._sample_batch(n_sentences, rng)
+        assert n_tokens is not None  # _check_amount gives exactly one of the two
         parts, total = [], 0
         while total < n_tokens:
             batch = int(1.05 * (n_tokens - total) / max(self.mean_length, 0.5)) + 16
             ranks, lengths = self._sample_batch(batch, rng)
-            keep = np.searchsorted(np.cumsum(lengths), n_tokens - total) + 1
-            keep = min(keep, len(lengths))
+            keep = min(int(np.searchsorted(np.cumsum(lengths), n_tokens - total)) + 1, len(lengths))
             parts.append((ranks[: lengths[:keep].sum()], lengths[:keep]))
             total += int(lengths[:keep].sum())
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
@@ -317,8 +317,9 @@ class MarkovSource:
         """Smallest ``o`` with ``cum[context, o] > u`` (inverse CDF), by binary search."""
         A = self.n_outcomes
         if self._cum is None:
-            self._cum = np.cumsum(self.P, axis=1)
-            self._cum[:, -1] = 1.0
+            cum = np.cumsum(self.P, axis=1)
+            cum[:, -1] = 1.0
+            self._cum = cum
         flat = self._cum.ravel()
         row = context * A
         lo = np.zeros(context.size, dtype=np.int64)
@@ -338,13 +339,12 @@ class MarkovSource:
             raise TypeError("sentences must be a list of token lists")
         sentences = list(sentences)
         V, k, A = self.vocab_size, self.order, self.n_outcomes
-        outcome_parts, lengths = [], []
+        outcome_parts = []
         for i, s in enumerate(sentences):
             if isinstance(s, str):
                 raise TypeError(f"sentence {i} is a str; each sentence must be a list of tokens")
             outcome_parts.append([self._word_rank(t) for t in s] + [V])
-            lengths.append(len(s) + 1)
-        lengths = np.asarray(lengths, dtype=np.int64)
+        lengths = np.array([len(part) for part in outcome_parts], dtype=np.int64)
         outcome = np.fromiter((o for part in outcome_parts for o in part), dtype=np.int64, count=int(lengths.sum()))
         owner = np.repeat(np.arange(len(sentences)), lengths)
         position = np.arange(outcome.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -712,9 +712,10 @@ class ToyEnglish:
         n_tokens, n_sentences = _check_amount(n_tokens, n_sentences)
         probs = self.distance_probs(max_distance)
         rng = generator(rng)
-        out, total = [], 0
+        out: list[ToySentence] = []
+        total = 0
         while (n_sentences is not None and len(out) < n_sentences) or (n_tokens is not None and total < n_tokens):
-            batch = n_sentences if n_sentences is not None else (n_tokens - total) // 8 + 16
+            batch = n_sentences if n_sentences is not None else ((n_tokens or 0) - total) // 8 + 16
             distances = rng.choice(len(probs), size=batch, p=probs).tolist()
             plural = (rng.random(batch) < 0.5).tolist()
             r = self._python_random(rng)

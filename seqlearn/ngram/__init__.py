@@ -21,7 +21,7 @@ from .analysis import (
     unseen_mask,
 )
 from .arpa import ArpaSection, parse_arpa, write_arpa
-from .base import LanguageModel, PerplexityReport, as_stream, check_order
+from .base import Estimator, LanguageModel, PerplexityReport, as_stream, check_order
 from .basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
 from .counts import NGramCounts, NGramIndex, adjusted_counts, count_of_counts
 from .models import (
@@ -55,6 +55,7 @@ __all__ = [
     "count_of_counts",
     # models
     "LanguageModel",
+    "Estimator",
     "PerplexityReport",
     "InterpolatedModel",
     "DiscountEstimationError",

@@ -13,10 +13,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.vocab import Vocab, sentence_starts
-from .base import LanguageModel, as_stream, check_order
+from .base import Estimator, LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, UNSEEN, NGramCounts
 
-__all__ = ["SparsityRow", "sparsity", "unseen_mask", "held_out_counts", "learning_curve", "truncate_stream", "agreement_scorer"]
+__all__ = [
+    "SparsityRow",
+    "sparsity",
+    "unseen_mask",
+    "held_out_counts",
+    "learning_curve",
+    "truncate_stream",
+    "agreement_scorer",
+]
 
 
 @dataclass(frozen=True)
@@ -113,7 +121,7 @@ def truncate_stream(stream: np.ndarray, n_tokens: int) -> np.ndarray:
 
 
 def learning_curve(
-    models: Mapping[str, Callable[[], LanguageModel]], train, test, vocab: Vocab, sizes: Sequence[int]
+    models: Mapping[str, Callable[[], Estimator]], train, test, vocab: Vocab, sizes: Sequence[int]
 ) -> dict[str, np.ndarray]:
     """Test perplexity of each model trained on the first ``sizes[i]`` tokens of ``train``.
 

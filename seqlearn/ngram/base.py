@@ -13,24 +13,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..data.vocab import Vocab, encode_sentences
-from ..validation import token_ids
+from ..validation import integer, token_ids
 from .arpa import write_arpa
-from .basics import _check_order
 from .counts import NGramIndex
 
-__all__ = ["LanguageModel", "PerplexityReport", "as_stream", "check_order"]
+__all__ = ["LanguageModel", "Estimator", "PerplexityReport", "as_stream", "check_order"]
 
 BOS, EOS, UNK = Vocab.bos_id, Vocab.eos_id, Vocab.unk_id
 
 
 def check_order(order) -> int:
-    """Return ``order`` if it is an int >= 1; raise ``TypeError``/``ValueError`` otherwise."""
-    _check_order(order)
-    return int(order)
+    """``order`` (the n of an n-gram model) as an int >= 1."""
+    return integer(order, "order n", low=1)
 
 
 def as_stream(data, vocab: Vocab) -> np.ndarray:
@@ -227,3 +226,9 @@ class LanguageModel:
         """
         self._check_fitted()
         write_arpa(file, self.vocab.itos, self.index, self._arpa_tables())
+
+
+class Estimator(Protocol):
+    """An unfitted n-gram model: :meth:`fit` estimates it from data and returns it."""
+
+    def fit(self, data, vocab: Vocab | None = None) -> LanguageModel: ...

@@ -200,12 +200,11 @@ def adjusted_counts(counts: NGramCounts) -> list[np.ndarray]:
     shapes ``(n_k,)``.
     """
     N = counts.order
-    c_adj = [None] * N
-    c_adj[N - 1] = counts.c[N - 1]
+    c_adj = []
     for k in range(1, N):
         n1plus_left = np.bincount(counts.suffix[k], minlength=counts.size(k))  # (n_k,)
-        c_adj[k - 1] = np.where(counts.first(k) == BOS, counts.c[k - 1], n1plus_left)
-    return c_adj
+        c_adj.append(np.where(counts.first(k) == BOS, counts.c[k - 1], n1plus_left))
+    return [*c_adj, counts.c[N - 1]]
 
 
 def count_of_counts(c: np.ndarray, r_max: int = 4) -> np.ndarray:

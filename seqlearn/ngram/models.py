@@ -39,7 +39,7 @@ import numpy as np
 from ..data.vocab import Vocab
 from ..validation import choice, real, real_array
 from .arpa import LOG10_ZERO, parse_arpa
-from .base import BOS, LanguageModel, as_stream, check_order
+from .base import BOS, Estimator, LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, NGramCounts, NGramIndex, adjusted_counts, context_totals, count_of_counts, take
 
 __all__ = [
@@ -438,6 +438,6 @@ METHODS = {"mle": MLE, "addk": AddK, "abs": AbsoluteDiscounting, "kn": KneserNey
 """The models by short name (as the command line spells them)."""
 
 
-def make_model(method: str, order: int, **kwargs) -> LanguageModel:
+def make_model(method: str, order: int, **kwargs) -> Estimator:
     """An unfitted model by short name (see :data:`METHODS`), e.g. ``make_model("mkn", 5)``."""
     return METHODS[choice(method, "method", sorted(METHODS))](order, **kwargs)

@@ -88,7 +88,7 @@ def place_boxes(anchors, sizes, *, gap: float = 0.0, obstacles=None, bounds=None
         step = (s, s)
     if len(step) != 2 or min(step) <= 0:
         raise ValueError(f"step must be two positive grid spacings (s_x, s_y), got {step}")
-    offsets = _grid(*step, max_steps)                                       # (m, 2)
+    offsets = _grid(step[0], step[1], max_steps)                                       # (m, 2)
 
     # Every anchor is an obstacle of zero size: no label covers a labelled point.
     blocked = np.vstack([obstacles, np.column_stack([anchors, anchors])])  # (k, 4)
