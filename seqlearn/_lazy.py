@@ -24,14 +24,14 @@ def lazy_exports(
     """``(__getattr__, __dir__)`` for ``package`` that load the names of ``table`` on first use."""
     module_of = {name: module for module, names in table.items() for name in names}
 
-    def __getattr__(name: str):
+    def __getattr__(name: str):  # noqa: N807 (PEP 562)
         if name in module_of:
             return getattr(importlib.import_module(f".{module_of[name]}", package), name)
         if name in table:
             return importlib.import_module(f".{name}", package)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
-    def __dir__() -> list[str]:
+    def __dir__() -> list[str]:  # noqa: N807 (PEP 562)
         return sorted(set(namespace) | set(module_of) | set(namespace.get("__all__", ())))
 
     return __getattr__, __dir__

@@ -94,8 +94,9 @@ def _central_differences(f: Callable[[], float], flat, indices: np.ndarray, eps:
     return numeric
 
 
-def numerical_gradient(f: Callable, params, *, eps: float = 1e-6, n_entries: int | None = None,
-                       seed=0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def numerical_gradient(
+    f: Callable, params, *, eps: float = 1e-6, n_entries: int | None = None, seed=0
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     r"""Central-difference gradient of a scalar function of NumPy parameter arrays.
 
     ``f(params) -> float`` takes a dict (or list) of arrays like ``params``. The arrays are
@@ -130,8 +131,9 @@ def _report(analytic: dict, numeric: dict, floor: float) -> GradcheckReport:
     return GradcheckReport(rel, abs_, counts, details)
 
 
-def check_gradients(f: Callable, params, grads, *, eps: float = 1e-6, n_entries: int | None = None, seed=0,
-                    floor: float = 1e-10) -> GradcheckReport:
+def check_gradients(
+    f: Callable, params, grads, *, eps: float = 1e-6, n_entries: int | None = None, seed=0, floor: float = 1e-10
+) -> GradcheckReport:
     r"""Compare analytic gradients of ``f(params) -> float`` with central differences.
 
     Parameters
@@ -152,14 +154,16 @@ def check_gradients(f: Callable, params, grads, *, eps: float = 1e-6, n_entries:
         if name not in analytic:
             raise ValueError(f"grads has no gradient for parameter {name!r}")
         if np.shape(analytic[name]) != np.shape(theta):
-            raise ValueError(f"the gradient of {name!r} has shape {np.shape(analytic[name])}, "
-                             f"its parameter {np.shape(theta)}")
+            raise ValueError(
+                f"the gradient of {name!r} has shape {np.shape(analytic[name])}, its parameter {np.shape(theta)}"
+            )
     numeric = numerical_gradient(f, params, eps=eps, n_entries=n_entries, seed=seed)
     return _report(analytic, numeric, floor)
 
 
-def check_module_gradients(module, loss_fn: Callable, *, eps: float = 1e-6, n_entries: int | None = None, seed=0,
-                           floor: float = 1e-10) -> GradcheckReport:
+def check_module_gradients(
+    module, loss_fn: Callable, *, eps: float = 1e-6, n_entries: int | None = None, seed=0, floor: float = 1e-10
+) -> GradcheckReport:
     r"""Compare a torch module's autograd gradients with central differences.
 
     ``loss_fn(module)`` returns a scalar tensor. The analytic gradients come from one
@@ -185,8 +189,10 @@ def check_module_gradients(module, loss_fn: Callable, *, eps: float = 1e-6, n_en
     if loss.numel() != 1:
         raise ValueError(f"loss_fn must return a scalar, got a tensor of shape {tuple(loss.shape)}")
     loss.backward()
-    analytic = {name: (p.grad.detach().cpu().numpy().copy() if p.grad is not None else np.zeros(tuple(p.shape)))
-                for name, p in params.items()}
+    analytic = {
+        name: (p.grad.detach().cpu().numpy().copy() if p.grad is not None else np.zeros(tuple(p.shape)))
+        for name, p in params.items()
+    }
     rng = np.random.default_rng(seed)
     numeric = {}
 

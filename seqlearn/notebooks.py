@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import subprocess
 import shutil
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -134,8 +134,8 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
     """Run the notebook at ``path`` top to bottom in its own directory, in a fresh kernel.
 
     Raises :class:`NotebookError`, whose message is one line naming the cell, if a cell
-    fails, times out or kills the kernel. With ``html_dir`` the executed notebook is written there as ``<name>.html``, a page
-    that reads offline (see :func:`_write_html`); a ``ValueError`` is raised before the
+    fails, times out or kills the kernel. With ``html_dir`` the executed notebook is written
+    there as ``<name>.html``, a page that reads offline (see :func:`_write_html`); a ``ValueError`` is raised before the
     notebook runs if that directory cannot be created or written.
     """
     if html_dir is not None:

@@ -40,13 +40,12 @@ __all__ = [
 ]
 
 
-
-
 # ----------------------------------------------------------------------------- adding
 
 
-def adding_problem(n_sequences: int, T: int, rng=None, halves: bool = True,
-                   dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+def adding_problem(
+    n_sequences: int, T: int, rng=None, halves: bool = True, dtype=np.float32
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Inputs and targets of the adding problem.
 
     Each sequence has two input channels: values :math:`u_t \sim U[0, 1]` and a marker
@@ -109,8 +108,7 @@ def copy_vocab_size(n_symbols: int) -> int:
     return integer(n_symbols, "n_symbols", low=1) + 2
 
 
-def copy_task(n_sequences: int, T: int, k: int = 10, n_symbols: int = 8,
-              rng=None) -> tuple[np.ndarray, np.ndarray]:
+def copy_task(n_sequences: int, T: int, k: int = 10, n_symbols: int = 8, rng=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Inputs and targets of the copy task (length :math:`T + 2k`).
 
     With symbols :math:`s_1..s_k` drawn uniformly from :math:`\{0..n-1\}`, blank
@@ -153,7 +151,7 @@ def copy_task(n_sequences: int, T: int, k: int = 10, n_symbols: int = 8,
     y = np.full((B, T + 2 * k), n, dtype=np.int64)
     x[:, :k] = symbols
     x[:, k + T - 1] = n + 1
-    y[:, T + k:] = symbols
+    y[:, T + k :] = symbols
     return x, y
 
 
@@ -172,8 +170,9 @@ def copy_baseline_loss(T: int, k: int = 10, n_symbols: int = 8) -> float:
 # ----------------------------------------------------------------------------- agreement
 
 
-def agreement_task(vocab: Vocab, distances=range(9), n_per_distance: int = 100, seed=0,
-                   examples: list[AgreementExample] | None = None):
+def agreement_task(
+    vocab: Vocab, distances=range(9), n_per_distance: int = 100, seed=0, examples: list[AgreementExample] | None = None
+):
     r"""ToyEnglish subject-verb agreement as sequence classification.
 
     Each item is the encoded prefix ``<s> w_1 .. w_j`` of a sentence up to its main verb;

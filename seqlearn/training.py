@@ -199,4 +199,3 @@ def fit(
     if best_state is not None:
         model.load_state_dict(best_state)
     return history
-

@@ -182,10 +182,12 @@ def fake_registry(monkeypatch, tmp_path):
         for split in ("train", "valid", "test"):
             archive.writestr(f"wikitext-2/wiki.{split}.tokens", WIKITEXT_SAMPLE.replace("game", f"{split}-game"))
     entries = {
-        "wikitext-2": RemoteFile("wikitext-2", "wikitext-2/wikitext-2-v1.zip", (wikitext_zip.as_uri(),),
-                                 sha256(wikitext_zip.read_bytes())),
-        "tiny-shakespeare": local_entry(tmp_path, SHAKESPEARE_SAMPLE.encode(), "tiny-shakespeare",
-                                        "tiny-shakespeare/input.txt"),
+        "wikitext-2": RemoteFile(
+            "wikitext-2", "wikitext-2/wikitext-2-v1.zip", (wikitext_zip.as_uri(),), sha256(wikitext_zip.read_bytes())
+        ),
+        "tiny-shakespeare": local_entry(
+            tmp_path, SHAKESPEARE_SAMPLE.encode(), "tiny-shakespeare", "tiny-shakespeare/input.txt"
+        ),
     }
     for split in ("train", "valid", "test"):
         data = PTB_SAMPLE.replace("board", f"{split}-board").encode()
@@ -198,8 +200,23 @@ def fake_registry(monkeypatch, tmp_path):
 def test_load_ptb(fake_registry):
     train = dl.load_ptb("train")
     assert len(train) == 3
-    assert train[1] == ["pierre", "<unk>", "N", "years", "old", "will", "join", "the", "train-board", "as", "a",
-                        "nonexecutive", "director", "nov.", "N"]
+    assert train[1] == [
+        "pierre",
+        "<unk>",
+        "N",
+        "years",
+        "old",
+        "will",
+        "join",
+        "the",
+        "train-board",
+        "as",
+        "a",
+        "nonexecutive",
+        "director",
+        "nov.",
+        "N",
+    ]
     splits = dl.load_ptb()
     assert set(splits) == {"train", "valid", "test"}
     assert "valid-board" in splits["valid"][1]
@@ -218,7 +235,10 @@ def test_load_wikitext2(fake_registry):
 
 def test_load_tiny_shakespeare(fake_registry):
     assert dl.load_tiny_shakespeare() == SHAKESPEARE_SAMPLE
-    assert dl.load_tiny_shakespeare(lines=True)[:2] == ["First Citizen:", "Before we proceed any further, hear me speak."]
+    assert dl.load_tiny_shakespeare(lines=True)[:2] == [
+        "First Citizen:",
+        "Before we proceed any further, hear me speak.",
+    ]
 
 
 def test_the_package_attribute_is_the_module():

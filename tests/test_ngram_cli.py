@@ -98,7 +98,9 @@ def test_order_beyond_every_sentence(monkeypatch, capsys, method):
     sentences = [line.split() for line in text.splitlines()]
     scores = []
     for order in ("6", "21"):
-        code, out, err = run(monkeypatch, capsys, ["estimate", "--order", order, "--method", method, *options[method]], text)
+        code, out, err = run(
+            monkeypatch, capsys, ["estimate", "--order", order, "--method", method, *options[method]], text
+        )
         assert code == 0, err
         scores.append(read_arpa(io.StringIO(out)).evaluate(sentences).perplexity)
     assert scores[0] == pytest.approx(scores[1], rel=1e-6)

@@ -96,7 +96,7 @@ def test_adjusted_counts(seed, N):
     if N >= 2:  # below the top order, continuation counts of n-grams not starting with <s>
         cont = basics.continuation_counts(basics.count_ngrams(sentences, 2))
         unigrams = as_dict(counts, vocab, 1, c_adj[0])
-        assert unigrams == {g: n for g, n in cont.items()}
+        assert unigrams == dict(cont.items())
 
 
 def test_count_of_counts_and_context_totals():

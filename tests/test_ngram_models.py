@@ -223,7 +223,7 @@ def test_mkn_discounts_undefined_on_a_tiny_corpus():
 def test_fallback_discounts_replace_only_undefined_estimates():
     sentences = markov_corpus(15, n_sentences=1500, n_words=10)  # every word follows many others
     reference = ReferenceKN(sentences, 3, ["<s>"], discounts=[(0, 0, 0)] * 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="n_1, n_2, n_3"):
         basics.mkn_discounts(reference.count_of_counts[1])  # no unigram has adjusted count 1, 2 or 3
     with pytest.raises(ValueError, match="fallback_discounts="):
         ModifiedKneserNey(3).fit(sentences)
@@ -395,7 +395,7 @@ def test_bad_discounts_and_k():
     for bad in (1.5, -0.1, [0.5, 2.0]):
         with pytest.raises(ValueError, match=r"\[0, 1\]"):
             KneserNey(2, discounts=bad)
-    with pytest.raises(ValueError, match="^discounts must be finite, got nan$"):
+    with pytest.raises(ValueError, match=r"^discounts must be finite, got nan$"):
         KneserNey(2, discounts=float("nan"))
     with pytest.raises(ValueError, match="one per order"):
         AbsoluteDiscounting(2, discounts=[0.1, 0.2, 0.3])

@@ -105,7 +105,7 @@ def chi_square_pvalue(source, sentences):
     for s in sentences:
         padded = ["<s>"] * k + s + ["</s>"]
         for t in range(k, len(padded)):
-            counts[(tuple(padded[t - k:t]), padded[t])] += 1
+            counts[(tuple(padded[t - k : t]), padded[t])] += 1
     stat, dof = 0.0, 0
     for context in {c for c, _ in counts}:
         observed = np.array([counts[(context, o)] for o in source.outcomes], dtype=float)
@@ -161,8 +161,9 @@ def test_each_order_adds_information_up_to_the_true_order():
 
 def test_direct_and_iterative_solvers_agree():
     source = MarkovSource(12, 2, context_strength=2.0, mean_length=8, seed=9)
-    np.testing.assert_allclose(source.expected_visits("direct"), source.expected_visits("iterative"),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        source.expected_visits("direct"), source.expected_visits("iterative"), rtol=1e-9, atol=1e-12
+    )
     assert source.entropy_rate("direct") == pytest.approx(source.entropy_rate("iterative"), rel=1e-11)
     n = source.expected_visits()
     assert n[source.start_context] == pytest.approx(1.0)  # a sentence starts there once, never returns
@@ -191,19 +192,22 @@ def test_one_million_tokens_generation_time():
     print(f"\nMarkovSource(2000, 1): {sum(map(len, sentences))} tokens in {time.perf_counter() - start:.2f} s")
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    (dict(vocab_size=0, order=1), ValueError),
-    (dict(vocab_size=10, order=-1), ValueError),
-    (dict(vocab_size=10.0, order=1), TypeError),
-    (dict(vocab_size=10, order=True), TypeError),
-    (dict(vocab_size=10, order=1, zipf_exponent=float("nan")), ValueError),
-    (dict(vocab_size=10, order=1, context_strength=float("inf")), ValueError),
-    (dict(vocab_size=10, order=1, context_strength=-1.0), ValueError),
-    (dict(vocab_size=10, order=1, mean_length=0), ValueError),
-    (dict(vocab_size=10, order=1, zipf_exponent="1"), TypeError),
-    (dict(vocab_size=10, order=1, seed=-1), ValueError),
-    (dict(vocab_size=5000, order=2), ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(vocab_size=0, order=1), ValueError),
+        (dict(vocab_size=10, order=-1), ValueError),
+        (dict(vocab_size=10.0, order=1), TypeError),
+        (dict(vocab_size=10, order=True), TypeError),
+        (dict(vocab_size=10, order=1, zipf_exponent=float("nan")), ValueError),
+        (dict(vocab_size=10, order=1, context_strength=float("inf")), ValueError),
+        (dict(vocab_size=10, order=1, context_strength=-1.0), ValueError),
+        (dict(vocab_size=10, order=1, mean_length=0), ValueError),
+        (dict(vocab_size=10, order=1, zipf_exponent="1"), TypeError),
+        (dict(vocab_size=10, order=1, seed=-1), ValueError),
+        (dict(vocab_size=5000, order=2), ValueError),
+    ],
+)
 def test_bad_constructor_arguments(kwargs, error):
     with pytest.raises(error, match=r"vocab_size|order|zipf_exponent|context_strength|mean_length|seed"):
         MarkovSource(**kwargs)
@@ -233,18 +237,72 @@ def test_bad_sample_and_scoring_arguments():
 
 # ------------------------------------------------------------------------ toy English
 
-NOUNS = {"cat": "sg", "dog": "sg", "bird": "sg", "boy": "sg", "girl": "sg", "teacher": "sg", "farmer": "sg",
-         "doctor": "sg", "park": "sg", "house": "sg", "garden": "sg", "river": "sg", "table": "sg", "tree": "sg"}
+NOUNS = {
+    "cat": "sg",
+    "dog": "sg",
+    "bird": "sg",
+    "boy": "sg",
+    "girl": "sg",
+    "teacher": "sg",
+    "farmer": "sg",
+    "doctor": "sg",
+    "park": "sg",
+    "house": "sg",
+    "garden": "sg",
+    "river": "sg",
+    "table": "sg",
+    "tree": "sg",
+}
 NOUNS.update({n + "s": "pl" for n in list(NOUNS)})
-NOUNS.update({n: "sg" for n in ["mary", "john", "anna", "peter", "susan", "tom"]})
+NOUNS.update(dict.fromkeys(["mary", "john", "anna", "peter", "susan", "tom"], "sg"))
 VERBS = {"is": ("sg", "are"), "are": ("pl", "is"), "was": ("sg", "were"), "were": ("pl", "was")}
 for stem in ["sleep", "run", "eat", "wait", "sing", "smile", "walk", "like", "see", "chase", "follow", "know", "help"]:
     VERBS[stem + "s"] = ("sg", stem)
     VERBS[stem] = ("pl", stem + "s")
-OTHER = {"the", "a", "this", "these", "some", "big", "small", "tall", "young", "black", "white", "hungry", "tired",
-         "happy", "sad", "angry", "sleepy", "near", "behind", "beside", "with", "under", "which", "that", "who",
-         "saw", "liked", "chased", "followed", "helped", "met", "called", "yesterday", "today", "again",
-         "recently", "often", "never", "always", "also", "still", "usually"}
+OTHER = {
+    "the",
+    "a",
+    "this",
+    "these",
+    "some",
+    "big",
+    "small",
+    "tall",
+    "young",
+    "black",
+    "white",
+    "hungry",
+    "tired",
+    "happy",
+    "sad",
+    "angry",
+    "sleepy",
+    "near",
+    "behind",
+    "beside",
+    "with",
+    "under",
+    "which",
+    "that",
+    "who",
+    "saw",
+    "liked",
+    "chased",
+    "followed",
+    "helped",
+    "met",
+    "called",
+    "yesterday",
+    "today",
+    "again",
+    "recently",
+    "often",
+    "never",
+    "always",
+    "also",
+    "still",
+    "usually",
+}
 LEXICON = set(NOUNS) | set(VERBS) | OTHER
 
 
@@ -252,7 +310,7 @@ def parse(tokens):
     """Head = first noun or name; main verb = first number-marked verb."""
     head = next(i for i, t in enumerate(tokens) if t in NOUNS)
     verb = next(i for i, t in enumerate(tokens) if t in VERBS)
-    between = tokens[head + 1:verb]
+    between = tokens[head + 1 : verb]
     attractors = sum(1 for t in between if t in NOUNS and NOUNS[t] != NOUNS[tokens[head]])
     return head, verb, attractors
 
@@ -289,7 +347,7 @@ def test_sample_amounts_and_max_distance():
 
 def test_agreement_examples_have_exact_distances():
     examples = agreement_examples(distances=range(0, 13), n_per_distance=41, seed=0)
-    assert Counter(e.distance for e in examples) == {d: 41 for d in range(13)}
+    assert Counter(e.distance for e in examples) == dict.fromkeys(range(13), 41)
     for e in examples:
         tokens = list(e.prefix) + [e.correct] + list(e.suffix)
         head, verb, attractors = parse(tokens)
@@ -324,9 +382,9 @@ def nearest_noun(prefix, candidates):
 
 def test_agreement_accuracy_scores_oracles_and_heuristics():
     examples = agreement_examples(range(8), 60, seed=1)
-    assert agreement_accuracy(oracle, examples) == {d: 1.0 for d in range(8)}
-    assert agreement_accuracy(lambda p, c: -np.array(oracle(p, c)), examples) == {d: 0.0 for d in range(8)}
-    assert agreement_accuracy(lambda p, c: [-1.0, -1.0], examples) == {d: 0.5 for d in range(8)}
+    assert agreement_accuracy(oracle, examples) == dict.fromkeys(range(8), 1.0)
+    assert agreement_accuracy(lambda p, c: -np.array(oracle(p, c)), examples) == dict.fromkeys(range(8), 0.0)
+    assert agreement_accuracy(lambda p, c: [-1.0, -1.0], examples) == dict.fromkeys(range(8), 0.5)
     right = {e: nearest_noun(list(e.prefix), [e.correct, e.wrong])[0] == 0.0 for e in examples}
     for by in ("distance", "n_attractors", "number"):
         groups = sorted({getattr(e, by) for e in examples})
@@ -372,8 +430,10 @@ def test_toy_english_bad_input():
 def test_toy_english_one_million_tokens_generation_time():
     start = time.perf_counter()
     sentences = ToyEnglish().sample(n_tokens=1_000_000, rng=0)
-    print(f"\nToyEnglish: {sum(map(len, sentences))} tokens, {len(sentences)} sentences "
-          f"in {time.perf_counter() - start:.2f} s")
+    print(
+        f"\nToyEnglish: {sum(map(len, sentences))} tokens, {len(sentences)} sentences "
+        f"in {time.perf_counter() - start:.2f} s"
+    )
 
 
 def test_module_exports():

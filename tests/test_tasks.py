@@ -55,18 +55,18 @@ def test_copy_task_layout():
     assert x.shape == y.shape == (100, T + 2 * k) and x.dtype == np.int64
     blank, delim = n, n + 1
     assert copy_vocab_size(n) == n + 2
-    np.testing.assert_array_equal(y[:, T + k:], x[:, :k])
-    assert (x[:, :k] < n).all() and (x[:, k: k + T - 1] == blank).all() and (x[:, k + T - 1] == delim).all()
-    assert (x[:, k + T:] == blank).all() and (y[:, : T + k] == blank).all()
+    np.testing.assert_array_equal(y[:, T + k :], x[:, :k])
+    assert (x[:, :k] < n).all() and (x[:, k : k + T - 1] == blank).all() and (x[:, k + T - 1] == delim).all()
+    assert (x[:, k + T :] == blank).all() and (y[:, : T + k] == blank).all()
     assert ((x == delim).sum(1) == 1).all()
 
 
 def test_copy_baseline_is_the_memoryless_cross_entropy():
     T, k, n = 20, 4, 6
-    x, y = copy_task(50, T, k, n, rng=1)
+    _x, y = copy_task(50, T, k, n, rng=1)
     p = np.zeros((T + 2 * k, n + 1))  # memoryless strategy: blank, then uniform over the symbols
     p[: T + k, n] = 1.0
-    p[T + k:, :n] = 1.0 / n
+    p[T + k :, :n] = 1.0 / n
     loss = -np.log(p[np.arange(T + 2 * k), y]).mean()
     assert loss == pytest.approx(copy_baseline_loss(T, k, n)) == pytest.approx(k * math.log(n) / (T + 2 * k))
     with pytest.raises(ValueError, match="T"):

@@ -44,8 +44,18 @@ def test_early_stopping_restores_the_best_weights(tmp_path):
     # validation targets are the negated map: training moves away from them after epoch 0
     val = [(x, -y) for x, y in regression_data(seed=1)]
     ckpt = tmp_path / "best.pt"
-    hist = fit(model, mse, opt, regression_data(), val, epochs=50, patience=2, checkpoint_path=ckpt,
-               device="cpu", progress=False)
+    hist = fit(
+        model,
+        mse,
+        opt,
+        regression_data(),
+        val,
+        epochs=50,
+        patience=2,
+        checkpoint_path=ckpt,
+        device="cpu",
+        progress=False,
+    )
     assert hist.stopped_early and len(hist.val_loss) == hist.best_epoch + 3
     assert math.isclose(evaluate(model, mse, val, device="cpu"), hist.best_val_loss, rel_tol=1e-6)
     saved = torch.load(ckpt)

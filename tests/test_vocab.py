@@ -79,21 +79,28 @@ def test_tokenize_and_read_sentences(tmp_path):
     assert read_sentences(path) == [["één", "twee"], ["drie"]]
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: tokenize(["a b"]), TypeError, "str"),
-    (lambda: Vocab([1, 2]), TypeError, "str"),
-    (lambda: Vocab.build(CORPUS, min_freq=0), ValueError, "min_freq"),
-    (lambda: Vocab.build(CORPUS, min_freq=1.5), TypeError, "min_freq must be an int >= 1, got float"),
-    (lambda: Vocab.build(CORPUS, max_size=-1), ValueError, "max_size"),
-    (lambda: Vocab.build([]), ValueError, "empty"),
-    (lambda: Vocab.build("the cat"), TypeError, "str"),
-    (lambda: Vocab.build(["the cat"]), TypeError, "sentence 0"),
-    (lambda: Vocab.build(CORPUS).encode("cat"), TypeError, "str"),
-    (lambda: Vocab.build(CORPUS).decode([1.0]), TypeError, "integers"),
-    (lambda: Vocab.build(CORPUS).decode([99]), ValueError, r"ids must hold token ids in \[0, 7\] \(a vocabulary of 8\), got 99"),
-    (lambda: encode_sentences([], Vocab.build(CORPUS)), ValueError, "empty"),
-    (lambda: encode_sentences(["the cat"], Vocab.build(CORPUS)), TypeError, "sentence 0"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: tokenize(["a b"]), TypeError, "str"),
+        (lambda: Vocab([1, 2]), TypeError, "str"),
+        (lambda: Vocab.build(CORPUS, min_freq=0), ValueError, "min_freq"),
+        (lambda: Vocab.build(CORPUS, min_freq=1.5), TypeError, "min_freq must be an int >= 1, got float"),
+        (lambda: Vocab.build(CORPUS, max_size=-1), ValueError, "max_size"),
+        (lambda: Vocab.build([]), ValueError, "empty"),
+        (lambda: Vocab.build("the cat"), TypeError, "str"),
+        (lambda: Vocab.build(["the cat"]), TypeError, "sentence 0"),
+        (lambda: Vocab.build(CORPUS).encode("cat"), TypeError, "str"),
+        (lambda: Vocab.build(CORPUS).decode([1.0]), TypeError, "integers"),
+        (
+            lambda: Vocab.build(CORPUS).decode([99]),
+            ValueError,
+            r"ids must hold token ids in \[0, 7\] \(a vocabulary of 8\), got 99",
+        ),
+        (lambda: encode_sentences([], Vocab.build(CORPUS)), ValueError, "empty"),
+        (lambda: encode_sentences(["the cat"], Vocab.build(CORPUS)), TypeError, "sentence 0"),
+    ],
+)
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()

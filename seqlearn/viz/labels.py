@@ -24,15 +24,24 @@ def _clear_of(centres, size, rects, gap):
     if len(rects) == 0:
         return np.ones(len(centres), dtype=bool)
     half_w, half_h = size / 2
-    rx0, ry0, rx1, ry1 = (rects[:, i][None, :] for i in range(4))         # (1, k)
-    cx, cy = centres[:, :1], centres[:, 1:]                                 # (m, 1)
-    apart_x = (cx + half_w + gap <= rx0) | (cx - half_w - gap >= rx1)      # (m, k)
+    rx0, ry0, rx1, ry1 = (rects[:, i][None, :] for i in range(4))  # (1, k)
+    cx, cy = centres[:, :1], centres[:, 1:]  # (m, 1)
+    apart_x = (cx + half_w + gap <= rx0) | (cx - half_w - gap >= rx1)  # (m, k)
     apart_y = (cy + half_h + gap <= ry0) | (cy - half_h - gap >= ry1)
     return np.all(apart_x | apart_y, axis=1)
 
 
-def place_boxes(anchors, sizes, *, gap: float = 0.0, obstacles=None, bounds=None, step=None,
-                max_steps: int = 40, prefer_angle: float = 30.0) -> np.ndarray:
+def place_boxes(
+    anchors,
+    sizes,
+    *,
+    gap: float = 0.0,
+    obstacles=None,
+    bounds=None,
+    step=None,
+    max_steps: int = 40,
+    prefer_angle: float = 30.0,
+) -> np.ndarray:
     r"""Centres for boxes near their anchors such that no two boxes overlap.
 
     Greedy and deterministic. Box :math:`i` (in the order given, so put the most important first)
@@ -88,7 +97,7 @@ def place_boxes(anchors, sizes, *, gap: float = 0.0, obstacles=None, bounds=None
         step = (s, s)
     if len(step) != 2 or min(step) <= 0:
         raise ValueError(f"step must be two positive grid spacings (s_x, s_y), got {step}")
-    offsets = _grid(step[0], step[1], max_steps)                                       # (m, 2)
+    offsets = _grid(step[0], step[1], max_steps)  # (m, 2)
 
     # Every anchor is an obstacle of zero size: no label covers a labelled point.
     blocked = np.vstack([obstacles, np.column_stack([anchors, anchors])])  # (k, 4)
@@ -100,7 +109,7 @@ def place_boxes(anchors, sizes, *, gap: float = 0.0, obstacles=None, bounds=None
         distance = np.hypot(outside[:, 0], outside[:, 1])
         angle = np.degrees(np.arctan2(offsets[:, 1], offsets[:, 0]))
         turn = np.abs((angle - prefer_angle + 180) % 360 - 180)
-        order = np.lexsort((turn, np.round(distance / min(step), 6)))      # nearest, then preferred direction
+        order = np.lexsort((turn, np.round(distance / min(step), 6)))  # nearest, then preferred direction
         ok = _clear_of(candidates, size, blocked, gap)
         if bounds is not None:
             x0, y0, x1, y1 = bounds
@@ -109,15 +118,24 @@ def place_boxes(anchors, sizes, *, gap: float = 0.0, obstacles=None, bounds=None
         fits = order[ok[order]]
         if len(fits):
             centres[i] = candidates[fits[0]]
-        else:                                                               # above everything so far
+        else:  # above everything so far
             centres[i] = anchors[i][0], blocked[:, 3].max() + gap + size[1] / 2
         half = size / 2
         blocked = np.vstack([blocked, np.concatenate([centres[i] - half, centres[i] + half])])
     return centres
 
 
-def label_points(ax, xy, labels, *, fontsize: float = 9, gap: float = 2.0, marker_size: float = 6.0,
-                 leader_lines: bool = True, **text_kw) -> list:
+def label_points(
+    ax,
+    xy,
+    labels,
+    *,
+    fontsize: float = 9,
+    gap: float = 2.0,
+    marker_size: float = 6.0,
+    leader_lines: bool = True,
+    **text_kw,
+) -> list:
     """Label points of a scatter plot so that every label can be read.
 
     Each label is put next to its point by :func:`place_boxes`, in display space: no two labels
@@ -161,8 +179,8 @@ def label_points(ax, xy, labels, *, fontsize: float = 9, gap: float = 2.0, marke
         raise ValueError(f"got {len(labels)} labels for {len(xy)} points")
     fig = ax.figure
     if fig.get_layout_engine() is not None:
-        fig.draw_without_rendering()                 # the axes take their final place first
-    ax.get_xlim(), ax.get_ylim()                     # apply pending autoscaling before transforming
+        fig.draw_without_rendering()  # the axes take their final place first
+    ax.get_xlim(), ax.get_ylim()  # apply pending autoscaling before transforming
     canvas = fig.canvas
     renderer = canvas.get_renderer() if hasattr(canvas, "get_renderer") else fig._get_renderer()
     px_per_pt = fig.dpi / 72
@@ -173,23 +191,35 @@ def label_points(ax, xy, labels, *, fontsize: float = 9, gap: float = 2.0, marke
         box = probe.get_window_extent(renderer)
         probe.remove()
         sizes.append((box.width, box.height))
-    anchors = ax.transData.transform(xy)                                   # (n, 2) display pixels
+    anchors = ax.transData.transform(xy)  # (n, 2) display pixels
     half = marker_size * px_per_pt / 2
     markers = np.column_stack([anchors - half, anchors + half])
-    centres = place_boxes(anchors, sizes, gap=gap * px_per_pt, obstacles=markers,
-                          bounds=ax.get_window_extent(renderer).extents)
+    centres = place_boxes(
+        anchors, sizes, gap=gap * px_per_pt, obstacles=markers, bounds=ax.get_window_extent(renderer).extents
+    )
 
     texts = []
     near = half + 2 * gap * px_per_pt
     zorder = text_kw.pop("zorder", 3)
     text_kw.setdefault("path_effects", [patheffects.withStroke(linewidth=2.5, foreground="white")])
     for label, anchor, centre, (w, h), point in zip(labels, anchors, centres, sizes, xy):
-        offset = dict(xytext=(centre - anchor) / px_per_pt, textcoords="offset points", ha="center", va="center",
-                      fontsize=fontsize)
+        offset = dict(
+            xytext=(centre - anchor) / px_per_pt,
+            textcoords="offset points",
+            ha="center",
+            va="center",
+            fontsize=fontsize,
+        )
         outside = np.maximum(np.abs(centre - anchor) - np.array([w, h]) / 2, 0)
         if leader_lines and np.hypot(*outside) > near:
             # The line alone, under every label: an invisible copy of the label ends it at the label's edge.
-            ax.annotate(label, point, **offset, color="none", zorder=zorder - 0.5,
-                        arrowprops=dict(arrowstyle="-", color="0.45", lw=0.6, shrinkA=1, shrinkB=marker_size / 2))
+            ax.annotate(
+                label,
+                point,
+                **offset,
+                color="none",
+                zorder=zorder - 0.5,
+                arrowprops=dict(arrowstyle="-", color="0.45", lw=0.6, shrinkA=1, shrinkB=marker_size / 2),
+            )
         texts.append(ax.annotate(label, point, **offset, zorder=zorder, **text_kw))
     return texts
