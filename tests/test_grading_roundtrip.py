@@ -4,13 +4,13 @@ One module-scoped fixture, parametrized over the assignments under ``solutions/`
 submissions of an assignment in a single autograde run (solution, blank release, delegating
 answer, an infinite loop, a probe that records and prints its hidden inputs) and generates their
 feedback; the tests inspect the results. What the tests need to know about an assignment (its
-graded functions, their test cells and points, its checks) is read from the source notebook.
+graded functions, their test cells and points) is read from the source notebook, and its checks
+from :data:`seqlearn.grading.ASSIGNMENTS`.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import re
 import shutil
@@ -22,6 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from seqlearn import grading
 from seqlearn.grading import REFUSAL
 from seqlearn.grading.nbgrader_tools import (
     HideHiddenTests,
@@ -77,7 +78,6 @@ class Part:
     solution_cell: str
     test_cell: str
     points: float
-    checks_module: str
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,11 @@ class Assignment:
     @property
     def auto_points(self) -> float:
         return sum(p.points for p in self.parts)
+
+    @property
+    def checks(self):
+        """The exercise name -> its FunctionCheck, from the table of assignments."""
+        return grading.ASSIGNMENTS[self.name].CHECKS
 
     @property
     def first(self) -> Part:
@@ -116,8 +121,7 @@ def _parts(source: nbformat.NotebookNode) -> tuple[Part, ...]:
             (function,) = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
             pending = (function, meta["grade_id"])
         elif meta.get("grade") and pending:
-            module = re.search(rf"from (seqlearn\.grading\.\w+) import check_{pending[0]}\b", cell.source).group(1)
-            parts.append(Part(pending[0], pending[1], meta["grade_id"], meta["points"], module))
+            parts.append(Part(pending[0], pending[1], meta["grade_id"], meta["points"]))
             pending = None
     return tuple(parts)
 
@@ -151,7 +155,7 @@ def _loop_source(assignment: Assignment) -> str:
 
 def _probe_source(assignment: Assignment) -> str:
     part = assignment.first
-    n_visible = len(importlib.import_module(part.checks_module).CHECKS[part.function].cases())
+    n_visible = len(assignment.checks[part.function].cases())
     source = _cell_source(assignment.source, part.solution_cell)
     solution = re.sub(rf"\bdef {part.function}\(", f"def _solution_{part.function}(", source)
     return PROBE.format(solution=solution, name=part.function, n_visible=n_visible)
@@ -188,20 +192,23 @@ def _feedback_text(report, assignment: Assignment, student: str) -> str:
 # ----------------------------------------------------------------------------- the assignments
 
 
-def test_every_assignment_is_found():
+def test_every_assignment_is_found_and_has_its_checks():
     assert "01_ngram" in ASSIGNMENTS and "02_neural_lm" in ASSIGNMENTS
+    assert sorted(grading.ASSIGNMENTS) == ASSIGNMENTS
 
 
 def test_assignments_follow_the_course_rules(assignment):
-    """4-8 autograded parts worth points, 1-2 written answers, graded references named in the metadata."""
+    """4-8 autograded parts worth points, 1-2 written answers, each part graded by its check of the table."""
     assert 4 <= len(assignment.parts) <= 8
     assert all(p.points > 0 for p in assignment.parts)
     written = [c for c in assignment.source.cells if _nbgrader(c).get("grade") and c.cell_type == "markdown"]
     assert 1 <= len(written) <= 2 and assignment.manual_points > 0
-    module = importlib.import_module(assignment.source.metadata.seqlearn.reference_module)
+    assert sorted(p.function for p in assignment.parts) == sorted(assignment.checks)
+    assert "seqlearn" not in assignment.source.metadata, "the table of assignments, not the notebook, names references"
     for part in assignment.parts:
-        assert getattr(module, part.function).__seqlearn_reference__
+        assert assignment.checks[part.function].reference.__seqlearn_reference__
         tests = _cell_source(assignment.source, part.test_cell)
+        assert f"from {grading.ASSIGNMENTS[assignment.name].__name__} import check_{part.function}\n" in tests
         assert f"check_{part.function}({part.function})" in tests
         cell = nbformat.v4.new_code_cell(tests)
         assert assignment.hidden_call(part) in hidden_test_lines(nbformat.v4.new_notebook(cells=[cell]))
@@ -386,15 +393,15 @@ def test_release_differences_ignores_volatile_metadata_only(tmp_path, assignment
 
 
 def test_delegating_notebook_wraps_every_graded_function(assignment):
-    notebook = delegating_notebook(assignment.source)
+    notebook = delegating_notebook(assignment.source, assignment.name)
     solution_cells = [c for c in notebook.cells if c.cell_type == "code" and _nbgrader(c).get("solution")]
     assert len(solution_cells) == len(assignment.parts)
-    module = assignment.source.metadata.seqlearn.reference_module
-    for cell in solution_cells:
-        assert f"import_module({module!r})" in cell.source
+    for part, cell in zip(assignment.parts, solution_cells):
+        reference = assignment.checks[part.function].reference
+        assert f"import_module({reference.__module__!r}).{part.function}(" in cell.source
         assert "BEGIN SOLUTION" not in cell.source
-    with pytest.raises(ValueError, match="reference_module"):
-        delegating_notebook(nbformat.v4.new_notebook())
+    with pytest.raises(ValueError, match="no graded exercises for assignment '99_nothing'"):
+        delegating_notebook(assignment.source, "99_nothing")
 
 
 def _hidden_cell() -> nbformat.NotebookNode:

@@ -7,15 +7,28 @@
   numpy arrays, torch tensors, mappings and Counters, lists and tuples).
 * :func:`reference`, :func:`student_code` and the rest of the guard, re-exported from
   :mod:`seqlearn.guard` (which the model modules import without loading the grader).
-* One module per chapter with its checks, e.g. :mod:`seqlearn.grading.ngram`.
+* One module per chapter with its checks, e.g. :mod:`seqlearn.grading.ngram`, and
+  :data:`ASSIGNMENTS`, which says which of them grades which assignment.
 * :mod:`seqlearn.grading.nbgrader_tools`: regenerate ``exercises/``, check the grading round
   trip, hide hidden tests in feedback (needs nbgrader; not imported here).
 """
 
+from types import MappingProxyType
+
 from ..guard import REFUSAL, ReferenceCallError, is_grading, reference, student_code
+from . import ngram, nlm, rnn
 from .checks import Case, CheckFailure, FunctionCheck, Mismatch, compare, describe_type, hidden_rngs, visible_rngs
 
+ASSIGNMENTS = MappingProxyType({"01_ngram": ngram, "02_neural_lm": nlm, "03_rnn_bptt": rnn})
+"""Each assignment (its nbgrader id, the folder ``solutions/<id>``) -> the module of its checks.
+
+The one table of which reference backs which exercise: the module's ``CHECKS`` maps each
+graded function to its :class:`FunctionCheck` (whose ``reference`` it is graded against),
+and the assignment's test cells import that module's ``check_<name>`` functions.
+"""
+
 __all__ = [
+    "ASSIGNMENTS",
     "Case",
     "CheckFailure",
     "FunctionCheck",

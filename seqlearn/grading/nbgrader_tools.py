@@ -20,10 +20,9 @@
   makes the feedback page wrap long output lines.
 
 nbgrader runs in a subprocess (``python -m nbgrader`` of the running interpreter), with the
-course's own ``nbgrader_config.py``, which a temporary course copies. Each assignment's
-source notebook names the module of its graded references in its metadata,
-``{"seqlearn": {"reference_module": "seqlearn.ngram.basics"}}``; the delegating submission
-is built from it.
+course's own ``nbgrader_config.py``, which a temporary course copies. Which references an
+assignment is graded against comes from :data:`seqlearn.grading.ASSIGNMENTS`; the
+delegating submission is built from it.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import html
-import importlib
 import os
 import re
 import shutil
@@ -43,13 +41,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbformat import NotebookNode
 from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool, Unicode
 from traitlets.config.loader import PyFileConfigLoader
 
 from ..guard import REFUSAL
+from . import ASSIGNMENTS
 
 __all__ = [
     "HideHiddenTests",
@@ -297,34 +296,28 @@ def _defined_functions(source: str) -> list[str]:
     return [node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
 
 
-def delegating_notebook(notebook: NotebookNode, reference_module: str | None = None) -> NotebookNode:
+def delegating_notebook(notebook: NotebookNode, assignment: str) -> NotebookNode:
     """A copy of ``notebook`` whose solution cells only call seqlearn's references.
 
-    Every function defined in a solution cell that the reference module also defines is
-    replaced by a wrapper calling the reference; the module comes from the notebook's
-    ``seqlearn.reference_module`` metadata unless given.
+    Every function defined in a solution cell that ``assignment`` grades (see
+    :data:`seqlearn.grading.ASSIGNMENTS`) is replaced by a wrapper calling its reference.
     """
-    module_name = reference_module or _reference_module(notebook)
-    if not module_name:
-        raise ValueError("the notebook has no metadata seqlearn.reference_module naming its graded references")
-    module = importlib.import_module(module_name)
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"no graded exercises for assignment {assignment!r}; known: {sorted(ASSIGNMENTS)}")
+    checks = ASSIGNMENTS[assignment].CHECKS
     result = nbformat.from_dict(notebook)
     for cell in result.cells:
         if _is_solution_code(cell):
-            names = [n for n in _defined_functions(cell.source) if hasattr(module, n)]
-            cell.source = "\n".join(_wrapper(module_name, n) for n in names) or cell.source
+            names = [n for n in _defined_functions(cell.source) if n in checks]
+            cell.source = "\n".join(_wrapper(n, checks[n].reference) for n in names) or cell.source
     return result
 
 
-def _reference_module(notebook: NotebookNode) -> str | None:
-    return notebook.metadata.get("seqlearn", {}).get("reference_module")
-
-
-def _wrapper(module_name: str, name: str) -> str:
+def _wrapper(name: str, reference) -> str:
     return (
         f"def {name}(*args, **kwargs):\n"
         f"    import importlib\n"
-        f"    return importlib.import_module({module_name!r}).{name}(*args, **kwargs)\n"
+        f"    return importlib.import_module({reference.__module__!r}).{reference.__name__}(*args, **kwargs)\n"
     )
 
 
@@ -332,7 +325,7 @@ def _standard_submissions(root: Path, course: Path, assignment: str) -> dict[str
     source, release = course_directories(root)
     solution = {p.name: nbformat.read(p, as_version=4) for p in sorted((course / source / assignment).glob("*.ipynb"))}
     blank = {name: nbformat.read(course / release / assignment / name, as_version=4) for name in solution}
-    delegating = {name: delegating_notebook(nb, _reference_module(solution[name])) for name, nb in blank.items()}
+    delegating = {name: delegating_notebook(nb, assignment) for name, nb in blank.items()}
     return {"solution": solution, "blank": blank, "delegating": delegating}
 
 
