@@ -22,8 +22,10 @@ A chapter's checks (see :mod:`seqlearn.grading.ngram`) are a few lines each::
         rtol=1e-5,                           # float32 / torch results need looser tolerances
     )
 
-    def check_scale(student_fn, hidden=False):
-        SCALE.check(student_fn, hidden=hidden)
+and the chapter's table of them makes the functions test cells call, ``check_scale`` here::
+
+    CHECKS = MappingProxyType({check.name: check for check in (SCALE, ...)})
+    __all__ += define_checkers(globals(), CHECKS)
 
 Seed policy
 -----------
@@ -57,6 +59,7 @@ import math
 import numbers
 import secrets
 import sysconfig
+import textwrap
 import traceback
 import zlib
 from collections import Counter
@@ -75,6 +78,7 @@ __all__ = [
     "FunctionCheck",
     "Mismatch",
     "compare",
+    "define_checkers",
     "describe_type",
     "visible_rngs",
     "hidden_rngs",
@@ -570,3 +574,67 @@ def _error_problem(
         )
     should = f"it should raise {type(expected_error).__name__} here, but it " if expected_error else "it "
     return should + _Raised.from_exception(error).describe(hidden), None
+
+
+# ----------------------------------------------------------------------------- the functions test cells call
+
+_CHECKER_DOC = """Grade your ``{name}`` on its visible cases, or on fresh hidden ones with ``hidden=True``.
+
+{summary}
+
+Parameters
+----------
+student_fn : callable
+    Your ``{name}``.
+hidden : bool
+    Run the hidden cases, drawn fresh at each grading run; a failure does not show their input.
+
+Raises
+------
+CheckFailure
+    At the first case that fails, saying what went wrong, with a hint.
+
+Notes
+-----
+{hint}
+"""
+
+
+def _checker(check: FunctionCheck, module: str) -> Callable[..., None]:
+    """``check_<name>(student_fn, hidden=False)``: grade with ``check``, named and documented as in ``module``."""
+
+    def grade(student_fn, hidden: bool = False) -> None:
+        check.check(student_fn, hidden=hidden)
+
+    reference = f"{check.reference.__module__}.{check.reference.__qualname__}"
+    summary = (
+        f"Runs ``student_fn`` on {len(check.fixed_cases) + check.n_visible} visible cases (the notebook's worked "
+        f"examples first) or on {check.n_hidden} hidden ones, compares each result with seqlearn's "
+        f"``{reference}``, and prints one line when every case passes."
+    )
+    grade.__name__ = grade.__qualname__ = f"check_{check.name}"
+    grade.__module__ = module
+    grade.__doc__ = _CHECKER_DOC.format(
+        name=check.name, summary=textwrap.fill(summary, 88), hint=textwrap.fill(check.hint, 88)
+    )
+    return grade
+
+
+def define_checkers(namespace: dict, checks: Mapping[str, FunctionCheck]) -> list[str]:
+    """Define ``check_<name>(student_fn, hidden=False)`` for each of ``checks`` in ``namespace``.
+
+    Parameters
+    ----------
+    namespace : dict
+        A chapter module's ``globals()``: test cells import the functions from that module.
+    checks : mapping of str to FunctionCheck
+        The chapter's ``CHECKS``.
+
+    Returns
+    -------
+    list of str
+        The names defined, for the module's ``__all__``.
+    """
+    checkers = [_checker(check, namespace["__name__"]) for check in checks.values()]
+    namespace.update({checker.__name__: checker for checker in checkers})
+    return [checker.__name__ for checker in checkers]

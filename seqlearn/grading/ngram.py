@@ -1,11 +1,11 @@
 """Autograder checks of the Chapter 1 exercises (n-grams and Kneser-Ney).
 
-Each ``check_<name>(student_fn, hidden=False)`` grades the student's implementation of the
-function of the same name in :mod:`seqlearn.ngram.basics` (the graded reference) and
-raises :class:`~seqlearn.grading.checks.CheckFailure` with an explanation on the first
-wrong case. Visible cases are the notebook's worked examples plus random cases from fixed
-seeds; hidden cases are drawn fresh at each grading run (see :mod:`seqlearn.grading.checks`
-for the seed policy).
+Each ``check_<name>(student_fn, hidden=False)``, made from :data:`CHECKS`, grades the
+student's implementation of the function of the same name in :mod:`seqlearn.ngram.basics`
+(the graded reference) and raises :class:`~seqlearn.grading.checks.CheckFailure` with an
+explanation on the first wrong case. Visible cases are the notebook's worked examples plus
+random cases from fixed seeds; hidden cases are drawn fresh at each grading run (see
+:mod:`seqlearn.grading.checks` for the seed policy).
 
 Random inputs are small corpora over a fixed list of words, with Zipf-like frequencies so
 that words repeat, and occasionally an empty sentence.
@@ -21,17 +21,9 @@ import numpy as np
 
 from ..data.vocab import BOS, EOS
 from ..ngram.basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
-from .checks import Case, FunctionCheck
+from .checks import Case, FunctionCheck, define_checkers
 
-__all__ = [
-    "check_count_ngrams",
-    "check_add_k_prob",
-    "check_perplexity",
-    "check_continuation_counts",
-    "check_kn_bigram_prob",
-    "check_mkn_discounts",
-    "CHECKS",
-]
+__all__ = ["CHECKS"]
 
 WORDS = ("the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "red", "saw", "and")
 UNSEEN_WORD = "zebra"
@@ -96,11 +88,6 @@ COUNT_NGRAMS = FunctionCheck(
 )
 
 
-def check_count_ngrams(student_fn, hidden: bool = False) -> None:
-    """Grade ``count_ngrams(sentences, n)`` (visible cases, or fresh hidden ones)."""
-    COUNT_NGRAMS.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- add_k_prob
 
 
@@ -158,11 +145,6 @@ ADD_K_PROB = FunctionCheck(
 )
 
 
-def check_add_k_prob(student_fn, hidden: bool = False) -> None:
-    """Grade ``add_k_prob(context, word, counts, k, vocab_size)``."""
-    ADD_K_PROB.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- perplexity
 
 
@@ -197,11 +179,6 @@ PERPLEXITY = FunctionCheck(
 )
 
 
-def check_perplexity(student_fn, hidden: bool = False) -> None:
-    """Grade ``perplexity(log_probs)``."""
-    PERPLEXITY.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- continuation_counts
 
 
@@ -226,11 +203,6 @@ CONTINUATION_COUNTS = FunctionCheck(
     hint="N1+(• u) is the number of distinct words v with c(v u) > 0; key the result by the suffix tuple gram[1:]",
     targeted_hint=_continuation_hint,
 )
-
-
-def check_continuation_counts(student_fn, hidden: bool = False) -> None:
-    """Grade ``continuation_counts(counts)``."""
-    CONTINUATION_COUNTS.check(student_fn, hidden=hidden)
 
 
 # ----------------------------------------------------------------------------- kn_bigram_prob
@@ -275,11 +247,6 @@ KN_BIGRAM_PROB = FunctionCheck(
 )
 
 
-def check_kn_bigram_prob(student_fn, hidden: bool = False) -> None:
-    """Grade ``kn_bigram_prob(context, word, bigram_counts, d)``."""
-    KN_BIGRAM_PROB.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- mkn_discounts
 
 
@@ -306,11 +273,6 @@ MKN_DISCOUNTS = FunctionCheck(
 )
 
 
-def check_mkn_discounts(student_fn, hidden: bool = False) -> None:
-    """Grade ``mkn_discounts(count_of_counts)``."""
-    MKN_DISCOUNTS.check(student_fn, hidden=hidden)
-
-
 CHECKS = MappingProxyType(
     {
         check.name: check
@@ -318,3 +280,5 @@ CHECKS = MappingProxyType(
     }
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
+
+__all__ += define_checkers(globals(), CHECKS)  # check_<name> for each exercise, for the test cells

@@ -1,11 +1,11 @@
 """Autograder checks of the Chapter 2 exercises (Bengio's neural probabilistic language model).
 
-Each ``check_<name>(student_fn, hidden=False)`` grades the student's implementation of the
-function of the same name in :mod:`seqlearn.nlm.basics` (the graded reference) and raises
-:class:`~seqlearn.grading.checks.CheckFailure` with an explanation on the first wrong case.
-Visible cases are the notebook's worked examples plus random cases from fixed seeds; hidden
-cases are drawn fresh at each grading run (see :mod:`seqlearn.grading.checks` for the seed
-policy).
+Each ``check_<name>(student_fn, hidden=False)``, made from :data:`CHECKS`, grades the
+student's implementation of the function of the same name in :mod:`seqlearn.nlm.basics` (the
+graded reference) and raises :class:`~seqlearn.grading.checks.CheckFailure` with an
+explanation on the first wrong case. Visible cases are the notebook's worked examples plus
+random cases from fixed seeds; hidden cases are drawn fresh at each grading run (see
+:mod:`seqlearn.grading.checks` for the seed policy).
 
 Random inputs follow the chapter's conventions: token ids 0, 1, 2 are ``<unk>``, ``<s>`` and
 ``</s>`` and words follow; a corpus is one flat stream ``<s> w_1 ... w_k </s> <s> ...``;
@@ -32,14 +32,9 @@ from ..nlm.basics import (
     nlm_logits,
     perplexity_from_loss,
 )
-from .checks import Case, FunctionCheck
+from .checks import Case, FunctionCheck, define_checkers
 
 __all__ = [
-    "check_context_windows",
-    "check_nlm_logits",
-    "check_masked_cross_entropy",
-    "check_perplexity_from_loss",
-    "check_best_interpolation_weight",
     "random_stream",
     "EXAMPLE_STREAM",
     "CHECKS",
@@ -154,11 +149,6 @@ CONTEXT_WINDOWS = FunctionCheck(
 )
 
 
-def check_context_windows(student_fn, hidden: bool = False) -> None:
-    """Grade ``context_windows(stream, n)`` (visible cases, or fresh hidden ones)."""
-    CONTEXT_WINDOWS.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- nlm_logits
 
 EXAMPLE_PARAMS = {
@@ -254,11 +244,6 @@ NLM_LOGITS = FunctionCheck(
 )
 
 
-def check_nlm_logits(student_fn, hidden: bool = False) -> None:
-    """Grade ``nlm_logits(contexts, C, H, d, U, b, W=None)``."""
-    NLM_LOGITS.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- masked_cross_entropy
 
 _MASK_DTYPES = (np.float64, np.int64, np.bool_)
@@ -337,11 +322,6 @@ MASKED_CROSS_ENTROPY = FunctionCheck(
 )
 
 
-def check_masked_cross_entropy(student_fn, hidden: bool = False) -> None:
-    """Grade ``masked_cross_entropy(logits, targets, mask)``."""
-    MASKED_CROSS_ENTROPY.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- perplexity_from_loss
 
 
@@ -376,11 +356,6 @@ PERPLEXITY_FROM_LOSS = FunctionCheck(
     hint="PP = e^L for a mean negative log-likelihood L in nats per token; raise ValueError if L is negative or NaN",
     targeted_hint=_perplexity_hint,
 )
-
-
-def check_perplexity_from_loss(student_fn, hidden: bool = False) -> None:
-    """Grade ``perplexity_from_loss(mean_nll)``."""
-    PERPLEXITY_FROM_LOSS.check(student_fn, hidden=hidden)
 
 
 # ----------------------------------------------------------------------------- best_interpolation_weight
@@ -444,11 +419,6 @@ BEST_INTERPOLATION_WEIGHT = FunctionCheck(
 )
 
 
-def check_best_interpolation_weight(student_fn, hidden: bool = False) -> None:
-    """Grade ``best_interpolation_weight(p_a, p_b)``."""
-    BEST_INTERPOLATION_WEIGHT.check(student_fn, hidden=hidden)
-
-
 CHECKS = MappingProxyType(
     {
         check.name: check
@@ -456,3 +426,5 @@ CHECKS = MappingProxyType(
     }
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
+
+__all__ += define_checkers(globals(), CHECKS)  # check_<name> for each exercise, for the test cells

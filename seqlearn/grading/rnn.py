@@ -1,11 +1,12 @@
 r"""Autograder checks of the Chapter 3 exercises (the Elman RNN, BPTT, Jacobian products, clipping).
 
-Each ``check_<name>(student_fn, hidden=False)`` grades the student's implementation of the
-function of the same name in :mod:`seqlearn.rnn` (the graded references live in
-:mod:`seqlearn.rnn.elman`, :mod:`seqlearn.rnn.jacobians` and :mod:`seqlearn.rnn.clipping`)
-and raises :class:`~seqlearn.grading.checks.CheckFailure` with an explanation on the first
-wrong case. Visible cases are the notebook's worked examples plus random cases from fixed
-seeds; hidden cases are drawn fresh at each grading run (see :mod:`seqlearn.grading.checks`).
+Each ``check_<name>(student_fn, hidden=False)``, made from :data:`CHECKS`, grades the
+student's implementation of the function of the same name in :mod:`seqlearn.rnn` (the graded
+references live in :mod:`seqlearn.rnn.elman`, :mod:`seqlearn.rnn.jacobians` and
+:mod:`seqlearn.rnn.clipping`) and raises :class:`~seqlearn.grading.checks.CheckFailure` with
+an explanation on the first wrong case. Visible cases are the notebook's worked examples
+plus random cases from fixed seeds; hidden cases are drawn fresh at each grading run (see
+:mod:`seqlearn.grading.checks`).
 
 Random inputs follow the notebook's conventions: one sequence ``x`` of shape (T, D) (no batch
 axis), float64 parameters ``h0`` (H,), ``W_hh`` (H, H), ``W_xh`` (H, D), ``b_h`` (H,),
@@ -29,14 +30,9 @@ import numpy as np
 from ..rnn.clipping import clip_grad_norm
 from ..rnn.elman import bptt_gradients, elman_forward
 from ..rnn.jacobians import gradient_regime, product_norms_vs_lag
-from .checks import Case, FunctionCheck
+from .checks import Case, FunctionCheck, define_checkers
 
 __all__ = [
-    "check_elman_forward",
-    "check_bptt_gradients",
-    "check_product_norms_vs_lag",
-    "check_clip_grad_norm",
-    "check_gradient_regime",
     "EXAMPLE_NETWORK",
     "CHECKS",
 ]
@@ -196,11 +192,6 @@ ELMAN_FORWARD = FunctionCheck(
 )
 
 
-def check_elman_forward(student_fn, hidden: bool = False) -> None:
-    """Grade ``elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh")``."""
-    ELMAN_FORWARD.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- bptt_gradients
 
 
@@ -290,11 +281,6 @@ BPTT_GRADIENTS = FunctionCheck(
 )
 
 
-def check_bptt_gradients(student_fn, hidden: bool = False) -> None:
-    """Grade ``bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", loss="mse")``."""
-    BPTT_GRADIENTS.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- product_norms_vs_lag
 
 EXAMPLE_JACOBIANS = np.array([[[2.0, 0.0], [0.0, 0.5]], [[0.0, 1.0], [0.0, 0.0]]])
@@ -374,11 +360,6 @@ PRODUCT_NORMS = FunctionCheck(
 )
 
 
-def check_product_norms_vs_lag(student_fn, hidden: bool = False) -> None:
-    """Grade ``product_norms_vs_lag(J, t=None, max_lag=None)``."""
-    PRODUCT_NORMS.check(student_fn, hidden=hidden)
-
-
 # ----------------------------------------------------------------------------- clip_grad_norm
 
 EXAMPLE_GRADS = {"W": np.array([[3.0, 0.0]]), "b": np.array([4.0])}
@@ -453,11 +434,6 @@ CLIP_GRAD_NORM = FunctionCheck(
     rtol=1e-7,
     atol=1e-10,
 )
-
-
-def check_clip_grad_norm(student_fn, hidden: bool = False) -> None:
-    """Grade ``clip_grad_norm(grads, threshold)``."""
-    CLIP_GRAD_NORM.check(student_fn, hidden=hidden)
 
 
 # ----------------------------------------------------------------------------- gradient_regime
@@ -540,12 +516,9 @@ GRADIENT_REGIME = FunctionCheck(
 )
 
 
-def check_gradient_regime(student_fn, hidden: bool = False) -> None:
-    """Grade ``gradient_regime(W_hh, phi="tanh")``."""
-    GRADIENT_REGIME.check(student_fn, hidden=hidden)
-
-
 CHECKS = MappingProxyType(
     {check.name: check for check in (ELMAN_FORWARD, BPTT_GRADIENTS, PRODUCT_NORMS, CLIP_GRAD_NORM, GRADIENT_REGIME)}
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
+
+__all__ += define_checkers(globals(), CHECKS)  # check_<name> for each exercise, for the test cells

@@ -1,0 +1,631 @@
+"""Answers to every graded exercise, written without seqlearn: correct ones, and the usual mistakes.
+
+:data:`CORRECT` maps each exercise (the name of the function a student writes) to an
+implementation independent of seqlearn's reference (another algorithm where there is one:
+the double sum for BPTT, golden-section search for the mixture weight). :data:`MISTAKES`
+maps it to ``{mistake: (wrong answer, words its targeted hint must contain)}``.
+``tests/test_grading_chapters.py`` grades them all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+BOS = 1  # the id of <s> in Chapter 2 (Chapter 1 works with the string "<s>")
+
+# ============================================================================= Chapter 1: n-grams
+
+
+def my_count_ngrams(sentences, n):
+    out = {}  # a plain dict: a Counter is not required
+    for sentence in sentences:
+        tokens = ["<s>"] + list(sentence) + ["</s>"]
+        for gram in zip(*(tokens[i:] for i in range(n))):
+            if gram != ("<s>",):
+                out[gram] = out.get(gram, 0) + 1
+    return out
+
+
+def my_add_k_prob(context, word, counts, k, vocab_size):
+    h = tuple(context)
+    total = sum(c for gram, c in counts.items() if gram[: len(h)] == h and len(gram) == len(h) + 1)
+    return (counts.get(h + (word,), 0) + k) / (total + k * vocab_size)
+
+
+def my_perplexity(log_probs):
+    if len(log_probs) == 0:
+        raise ValueError("no tokens")
+    return float(np.exp(-np.mean(log_probs)))
+
+
+def my_continuation_counts(counts):
+    return Counter(gram[1:] for gram, c in counts.items() if c > 0)
+
+
+def my_kn_bigram_prob(context, word, bigram_counts, d):
+    before = {}
+    for (a, b), c in bigram_counts.items():
+        if c > 0:
+            before.setdefault(b, set()).add(a)
+    p_cont = len(before.get(word, ())) / sum(len(s) for s in before.values())
+    following = {b: c for (a, b), c in bigram_counts.items() if a == context}
+    total = sum(following.values())
+    if total == 0:
+        return p_cont
+    weight = d * sum(1 for c in following.values() if c > 0) / total
+    return max(following.get(word, 0) - d, 0) / total + weight * p_cont
+
+
+def my_mkn_discounts(count_of_counts):
+    n = [count_of_counts.get(r, 0) for r in range(1, 5)]
+    if 0 in n[:3]:
+        raise ValueError("n1, n2, n3 must be positive")
+    y = n[0] / (n[0] + 2 * n[1])
+    return tuple(r + 1 - (r + 2) * y * n[r + 1] / n[r] for r in range(3))
+
+
+def _with_bos_unigram(sentences, n):
+    counts = my_count_ngrams(sentences, n)
+    if n == 1:
+        counts[("<s>",)] = len(sentences)
+    return counts
+
+
+def _occurrences(counts):
+    result = Counter()
+    for gram, c in counts.items():
+        result[gram[1:]] += c
+    return result
+
+
+NGRAM_MISTAKES = {
+    "count_ngrams": {
+        "<s> as a unigram": (_with_bos_unigram, "('<s>',) is not a unigram"),
+        "string keys": (lambda s, n: {" ".join(g): c for g, c in my_count_ngrams(s, n).items()}, "keys must be tuples"),
+    },
+    "add_k_prob": {
+        "no k |V|": (lambda h, w, counts, k, v: my_add_k_prob(h, w, counts, k, 0), "add k |V| to the denominator"),
+    },
+    "perplexity": {"sign": (lambda lp: 1 / my_perplexity(lp), "mind the sign")},
+    "continuation_counts": {"occurrences": (_occurrences, "distinct left neighbours")},
+    "kn_bigram_prob": {
+        "unseen context": (
+            lambda v, w, counts, d: 0.0 if v == "zebra" else my_kn_bigram_prob(v, w, counts, d),
+            "for a context never seen",
+        ),
+    },
+}
+
+# ============================================================================= Chapter 2: the neural LM
+
+
+def my_context_windows(stream, n):
+    contexts, targets, start = [], [], 0
+    for t, token in enumerate(stream):
+        if token == BOS:
+            start = t
+            continue
+        contexts.append([stream[j] if j >= start else BOS for j in range(t - n + 1, t)])
+        targets.append(token)
+    return np.array(contexts, dtype=np.int64).reshape(len(targets), n - 1), np.array(targets)
+
+
+def my_nlm_logits(contexts, C, H, d, U, b, W=None):
+    x = np.stack([np.concatenate([C[w] for w in row]) for row in contexts])
+    y = b + np.tanh(d + x @ H.T) @ U.T
+    return y if W is None else y + x @ W.T
+
+
+def log_softmax_rows(logits):
+    top = logits.max(axis=1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+
+
+def my_masked_cross_entropy(logits, targets, mask):
+    logits = np.asarray(logits, dtype=float)
+    flat = logits.reshape(-1, logits.shape[-1])
+    t, m = np.asarray(targets).ravel(), np.asarray(mask, dtype=float).ravel()
+    if m.sum() == 0:
+        raise ValueError("no real token")
+    nll = -log_softmax_rows(flat)[np.arange(len(t)), t]
+    return float((nll * m).sum() / m.sum())
+
+
+def my_perplexity_from_loss(mean_nll):
+    if not mean_nll >= 0:
+        raise ValueError("a loss is >= 0")
+    return float(np.exp(mean_nll))
+
+
+def _mean_log_likelihood(lam, p_a, p_b):
+    with np.errstate(divide="ignore"):
+        return np.mean(np.log(lam * p_a + (1 - lam) * p_b))
+
+
+def my_best_interpolation_weight(p_a, p_b):
+    """Golden-section search of the concave mean log-likelihood, ends compared explicitly."""
+    p_a, p_b = np.asarray(p_a, dtype=float), np.asarray(p_b, dtype=float)
+    if p_a.shape != p_b.shape:
+        raise ValueError("one probability per token in each array")
+    lo, hi, ratio = 0.0, 1.0, (math.sqrt(5) - 1) / 2
+    while hi - lo > 1e-11:
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        if _mean_log_likelihood(a, p_a, p_b) < _mean_log_likelihood(b, p_a, p_b):
+            lo = a
+        else:
+            hi = b
+    return max([0.0, (lo + hi) / 2, 1.0], key=lambda lam: _mean_log_likelihood(lam, p_a, p_b))
+
+
+def windows_across(stream, n):
+    """The mistake of sliding one window over the whole stream, across sentence boundaries."""
+    padded = [BOS] * (n - 1) + list(stream)
+    pairs = [(padded[t : t + n - 1], w) for t, w in enumerate(stream) if w != BOS]
+    return np.array([c for c, _ in pairs], dtype=np.int64).reshape(len(pairs), n - 1), np.array([w for _, w in pairs])
+
+
+def _windows(stream, n, fill=BOS, skip_incomplete=False, bos_targets=False):
+    """Context windows, optionally with a usual mistake (another filler, skipped or extra targets)."""
+    contexts, targets, start = [], [], 0
+    for t, token in enumerate(stream):
+        if token == BOS:
+            start = t
+            if not (bos_targets and t > 0):
+                continue
+        if skip_incomplete and t - n + 1 < start:
+            continue
+        contexts.append([stream[j] if j >= start else fill for j in range(t - n + 1, t)])
+        targets.append(token)
+    return np.array(contexts, dtype=np.int64).reshape(len(targets), n - 1), np.array(targets)
+
+
+def _windows_float_when_empty(stream, n):
+    contexts, targets = my_context_windows(stream, n)
+    return (np.array([[] for _ in targets]) if n == 1 else contexts), targets
+
+
+def _nlm_mistake(change):
+    def wrong(contexts, C, H, d, U, b, W=None):
+        return change(np.asarray(contexts), C, H, d, U, b, W)
+
+    return wrong
+
+
+def _direct(x, W):
+    return 0.0 if W is None else x @ W.T
+
+
+def _x(contexts, C):
+    return C[contexts].reshape(len(contexts), -1)
+
+
+def naive_loss(logits, targets, mask):
+    """The masked loss with a softmax that overflows for large logits."""
+    logits, mask = np.asarray(logits, dtype=float), np.asarray(mask, dtype=float)
+    if mask.sum() == 0:
+        raise ValueError("no token")
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        probs = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+        nll = -np.log(np.take_along_axis(probs, np.asarray(targets)[..., None], axis=-1)[..., 0])
+    return float((nll * mask).sum() / mask.sum())
+
+
+def _log_of_probability_loss(logits, targets, mask):
+    """Shifted (no overflow), but the log is taken of a probability, which underflows to 0 for large logits."""
+    logits, mask = np.asarray(logits, dtype=float), np.asarray(mask, dtype=float)
+    if mask.sum() == 0:
+        raise ValueError("no token")
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs = np.take_along_axis(shifted / shifted.sum(axis=-1, keepdims=True), np.asarray(targets)[..., None], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float((-np.log(probs[..., 0]) * mask).sum() / mask.sum())
+
+
+def token_losses(logits, targets):
+    """-log softmax(y_t)[w_t] at every position, padding included."""
+    logits = np.asarray(logits, dtype=float)
+    flat = log_softmax_rows(logits.reshape(-1, logits.shape[-1]))
+    return -flat[np.arange(flat.shape[0]), np.asarray(targets).ravel()].reshape(np.shape(targets))
+
+
+def bisect(p_a, p_b, lo, hi, steps=80):
+    """Bisection on the sign of the slope of the mean log-likelihood over [lo, hi]."""
+    p_a, p_b = np.asarray(p_a, dtype=float), np.asarray(p_b, dtype=float)
+    if p_a.shape != p_b.shape:
+        raise ValueError("lengths differ")
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.mean((p_a - p_b) / (mid * p_a + (1 - mid) * p_b))
+        lo, hi = (mid, hi) if slope > 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _grid_search(p_a, p_b):
+    grid = np.linspace(0.0, 1.0, 1001)
+    return float(grid[np.argmax([_mean_log_likelihood(lam, np.asarray(p_a), np.asarray(p_b)) for lam in grid])])
+
+
+NLM_MISTAKES = {
+    "context_windows": {
+        "crossing sentence boundaries": (windows_across, "your windows cross sentence boundaries"),
+        "no <s> padding": (lambda s, n: _windows(s, n, skip_incomplete=True), "even the first word of a sentence"),
+        "padding with <unk>": (lambda s, n: _windows(s, n, fill=0), "with the id of <s>, which is 1"),
+        "newest first": (
+            lambda s, n: (my_context_windows(s, n)[0][:, ::-1], my_context_windows(s, n)[1]),
+            "oldest first",
+        ),
+        "<s> as a target": (lambda s, n: _windows(s, n, bos_targets=True), "<s> is never a target"),
+        "float empty contexts": (_windows_float_when_empty, "empty integer array of shape (T, 0)"),
+        "swapped": (lambda s, n: my_context_windows(s, n)[::-1], "in the order (contexts, targets)"),
+        "target inside the context": (
+            lambda s, n: (np.column_stack(my_context_windows(s, n)), my_context_windows(s, n)[1]),
+            "not the target itself",
+        ),
+    },
+    "nlm_logits": {
+        "no tanh": (
+            _nlm_mistake(lambda c, C, H, d, U, b, W: b + _direct(_x(c, C), W) + (d + _x(c, C) @ H.T) @ U.T),
+            "apply tanh to the hidden pre-activation",
+        ),
+        "no direct connections": (
+            _nlm_mistake(lambda c, C, H, d, U, b, W: my_nlm_logits(c, C, H, d, U, b)),
+            "add the direct connections W x",
+        ),
+        "no hidden bias": (
+            _nlm_mistake(lambda c, C, H, d, U, b, W: my_nlm_logits(c, C, H, 0 * d, U, b, W)),
+            "add the hidden bias d inside",
+        ),
+        "hidden bias outside tanh": (
+            _nlm_mistake(lambda c, C, H, d, U, b, W: b + _direct(_x(c, C), W) + (np.tanh(_x(c, C) @ H.T) + d) @ U.T),
+            "d belongs inside the tanh",
+        ),
+        "newest word first": (
+            _nlm_mistake(lambda c, C, H, d, U, b, W: my_nlm_logits(c[:, ::-1], C, H, d, U, b, W)),
+            "oldest word first",
+        ),
+        "softmax": (
+            _nlm_mistake(lambda c, C, H, d, U, b, W: np.exp(log_softmax_rows(my_nlm_logits(c, C, H, d, U, b, W)))),
+            "before the softmax",
+        ),
+        "transposed": (
+            _nlm_mistake(lambda c, C, H, d, U, b, W: my_nlm_logits(c, C, H, d, U, b, W).T),
+            "one row per context",
+        ),
+    },
+    "masked_cross_entropy": {
+        "naive softmax": (naive_loss, "np.exp overflows"),
+        "padding in the denominator": (
+            lambda y, t, m: float((token_losses(y, t) * m).sum() / np.size(m)),
+            "divide by the number of real tokens, mask.sum()",
+        ),
+        "no mask": (lambda y, t, m: float(token_losses(y, t).mean()), "average over the real tokens only"),
+        "sum": (lambda y, t, m: float((token_losses(y, t) * m).sum()), "not the sum"),
+        "log of a probability": (_log_of_probability_loss, "a softmax probability can underflow to 0"),
+        "sign": (lambda y, t, m: -my_masked_cross_entropy(y, t, m), "mind the sign"),
+    },
+    "perplexity_from_loss": {
+        "bits": (lambda loss: 2.0**loss, "2^L is for a loss in bits"),
+        "decimal": (lambda loss: 10.0**loss, "not 10^L"),
+        "sign": (lambda loss: math.exp(-loss), "mind the sign"),
+        "the loss": (lambda loss: loss, "not the loss itself"),
+    },
+    "best_interpolation_weight": {
+        "unconstrained": (lambda p_a, p_b: bisect(p_a, p_b, -1.0, 2.0), "must lie in [0, 1]"),
+        "weights swapped": (
+            lambda p_a, p_b: 1.0 - my_best_interpolation_weight(p_a, p_b),
+            "lambda weights the first model",
+        ),
+        "mean probability": (
+            lambda p_a, p_b: float(np.mean(p_a) > np.mean(p_b)),
+            "maximise the mean LOG-probability",
+        ),
+        "ends excluded": (lambda p_a, p_b: bisect(p_a, p_b, 0.05, 0.95), "can lie at an end of [0, 1]"),
+        "coarse grid": (_grid_search, "not accurate enough"),
+        "NaN": (lambda p_a, p_b: math.nan, "NaN usually comes from 0/0"),
+    },
+}
+
+# ============================================================================= Chapter 3: the Elman RNN and BPTT
+
+GAMMA = {"tanh": 1.0, "sigmoid": 0.25, "linear": 1.0}  # sup |phi'|, worked out by hand (not seqlearn's table)
+
+
+def _act(z, phi):
+    return {"tanh": np.tanh, "sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)), "linear": lambda v: v * 1.0}[phi](z)
+
+
+def _act_prime(z, phi):
+    if phi == "tanh":
+        return 1.0 / np.cosh(z) ** 2
+    if phi == "sigmoid":
+        return np.exp(-z) / (1.0 + np.exp(-z)) ** 2
+    return np.ones_like(z)
+
+
+def _forward(x, h0, W_hh, W_xh, b_h, phi):
+    """Pre-activations z (T, H) and states (h_0, ..., h_T) as a list."""
+    states, zs = [np.asarray(h0, dtype=float)], []
+    for x_t in x:
+        zs.append(np.einsum("ij,j->i", W_hh, states[-1]) + np.einsum("id,d->i", W_xh, x_t) + b_h)
+        states.append(_act(zs[-1], phi))
+    return np.array(zs).reshape(len(x), len(b_h)), states
+
+
+def my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh"):
+    _, states = _forward(x, h0, W_hh, W_xh, b_h, phi)
+    h = np.array(states[1:]).reshape(len(x), len(b_h))
+    return h, np.array([W_hy @ s + b_y for s in h]).reshape(len(x), len(b_y))
+
+
+def my_bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", loss="mse"):
+    """The double sum over Jacobian products, term by term."""
+    z, states = _forward(x, h0, W_hh, W_xh, b_h, phi)
+    T, H = z.shape
+    grads = {"h0": np.zeros(H), "W_hh": np.zeros((H, H)), "W_xh": np.zeros(W_xh.shape), "b_h": np.zeros(H),
+             "W_hy": np.zeros(W_hy.shape), "b_y": np.zeros(len(b_y))}
+    for t in range(1, T + 1):
+        e_t = W_hy @ states[t] + b_y - targets[t - 1]
+        grads["W_hy"] += np.outer(e_t, states[t])
+        grads["b_y"] += e_t
+        row = W_hy.T @ e_t  # dL_t/dh_k, from k = t down
+        for k in range(t, 0, -1):
+            d_k = row * _act_prime(z[k - 1], phi)  # dL_t/dz_k
+            grads["W_hh"] += np.outer(d_k, states[k - 1])
+            grads["W_xh"] += np.outer(d_k, x[k - 1])
+            grads["b_h"] += d_k
+            row = W_hh.T @ d_k
+        grads["h0"] += row
+    return grads
+
+
+def my_product_norms_vs_lag(J, t=None, max_lag=None):
+    t = len(J) if t is None else t
+    max_lag = t if max_lag is None else max_lag
+    norms = []
+    for lag in range(max_lag + 1):
+        P = np.eye(J.shape[1])
+        for j in range(t, t - lag, -1):  # J_t J_{t-1} ... J_{t-l+1}, left to right
+            P = P @ J[j - 1]
+        norms.append(np.linalg.svd(P, compute_uv=False)[0])
+    return np.array(norms)
+
+
+def my_clip_grad_norm(grads, threshold):
+    flat = np.concatenate([np.ravel(g) for g in (grads.values() if isinstance(grads, dict) else grads)])
+    norm = float(math.sqrt(flat @ flat))
+    scale = min(1.0, threshold / norm)
+    if isinstance(grads, dict):
+        return {k: np.asarray(g) * scale for k, g in grads.items()}, norm
+    return [np.asarray(g) * scale for g in grads], norm
+
+
+def my_gradient_regime(W_hh, phi="tanh"):
+    value = GAMMA[phi] * np.sqrt(np.max(np.linalg.eigvalsh(W_hh.T @ W_hh)))
+    if math.isclose(value, 1.0, rel_tol=1e-12):
+        return "boundary"
+    return "vanishing" if value < 1.0 else "may explode"
+
+
+def _states(x, h0, W_hh, W_xh, b_h, phi):
+    z, states = _forward(x, h0, W_hh, W_xh, b_h, phi)
+    return z, np.array(states)
+
+
+def _bptt(**mistake):
+    """BPTT by the backward recursion, with one usual mistake."""
+
+    def wrong(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", loss="mse"):
+        z, states = _forward(x, h0, W_hh, W_xh, b_h, phi)
+        h = np.array(states)
+        e = h[1:] @ W_hy.T + b_y - targets
+        dphi = np.ones_like(z) if mistake.get("no_dphi") else _act_prime(z, phi)
+        back = W_hh if mistake.get("transposed") else W_hh.T
+        deltas, carry = [], np.zeros(len(h0))
+        for t in reversed(range(len(x))):
+            deltas.insert(0, dphi[t] * (W_hy.T @ e[t] + (0.0 if mistake.get("one_step") else carry)))
+            carry = back @ deltas[0]
+        delta = np.array(deltas).reshape(z.shape)
+        inputs = h[1:] if mistake.get("h_t") else h[:-1]
+        dh0 = {"delta_1": delta[0], "zeros": np.zeros(len(h0)), "W_hh": W_hh @ delta[0]}.get(mistake.get("h0"), carry)
+        return {"h0": dh0, "W_hh": delta.T @ inputs, "W_xh": delta.T @ x, "b_h": delta.sum(axis=0),
+                "W_hy": e.T @ h[1:], "b_y": e.sum(axis=0)}
+
+    return wrong
+
+
+recursive_bptt_gradients = _bptt()
+"""BPTT by the backward recursion, without mistake (another correct answer)."""
+
+
+def _norms_by_products(J, t, max_lag, product, norm=lambda P: np.linalg.norm(P, 2)):
+    return np.array([norm(product(J, t, lag)) for lag in range(max_lag + 1)])
+
+
+def _norms_mistake(product, norm=lambda P: np.linalg.norm(P, 2), drop_lag0=False):
+    def wrong(J, t=None, max_lag=None):
+        t = len(J) if t is None else t
+        max_lag = t if max_lag is None else max_lag
+        norms = _norms_by_products(J, t, max_lag, product, norm)
+        return norms[1:] if drop_lag0 else norms
+
+    return wrong
+
+
+def _chain(matrices, H):
+    P = np.eye(H)
+    for M in matrices:
+        P = P @ M
+    return P
+
+
+def _per_array(grads, threshold):
+    def clip(g):
+        return np.asarray(g) * min(1.0, threshold / np.linalg.norm(g))
+
+    norm = my_clip_grad_norm(grads, threshold)[1]
+    if isinstance(grads, dict):
+        return {k: clip(g) for k, g in grads.items()}, norm
+    return [clip(g) for g in grads], norm
+
+
+def _always(grads, threshold):
+    _, norm = my_clip_grad_norm(grads, threshold)
+    scale = threshold / norm
+    if isinstance(grads, dict):
+        return {k: np.asarray(g) * scale for k, g in grads.items()}, norm
+    return [np.asarray(g) * scale for g in grads], norm
+
+
+def _norm_after(grads, threshold):
+    clipped, _ = my_clip_grad_norm(grads, threshold)
+    return clipped, my_clip_grad_norm(clipped, 1e300)[1]
+
+
+def _regime(value):
+    return "vanishing" if value < 1.0 - 1e-12 else "may explode" if value > 1.0 + 1e-12 else "boundary"
+
+
+RNN_MISTAKES = {
+    "elman_forward": {
+        "no nonlinearity": (
+            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y,
+                                                                                    "linear"),
+            "apply the nonlinearity",
+        ),
+        "W_hh transposed": (
+            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": my_elman_forward(x, h0, W_hh.T, W_xh, b_h, W_hy,
+                                                                                    b_y, phi),
+            "not W_hh.T @ h_{t-1}",
+        ),
+        "h_0 included": (
+            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": (
+                _states(x, h0, W_hh, W_xh, b_h, phi)[1], my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi)[1]
+            ),
+            "without the initial state h_0",
+        ),
+        "output from z": (
+            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": (
+                my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi)[0],
+                _states(x, h0, W_hh, W_xh, b_h, phi)[0] @ W_hy.T + b_y,
+            ),
+            "y_t = W_hy h_t + b_y, not W_hy z_t + b_y",
+        ),
+        "swapped": (lambda *args, **kwargs: my_elman_forward(*args, **kwargs)[::-1], "in the order (h, y)"),
+        "always tanh": (
+            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y),
+            "the nonlinearity named by phi",
+        ),
+    },
+    "bptt_gradients": {
+        "forgot phi'": (_bptt(no_dphi=True), "multiply by phi'(z_t)"),
+        "one step only": (_bptt(one_step=True), "your backward pass stops after one step"),
+        "W_hh instead of its transpose": (_bptt(transposed=True), "the error flows back through the transpose"),
+        "h0 is delta_1": (_bptt(h0="delta_1"), "its gradient is W_hh^T delta_1"),
+        "h0 is zero": (_bptt(h0="zeros"), "its gradient is W_hh^T delta_1"),
+        "h0 without the transpose": (_bptt(h0="W_hh"), "its gradient is W_hh^T delta_1"),
+        "h_t instead of h_{t-1}": (_bptt(h_t=True), "z_t depends on the PREVIOUS state"),
+    },
+    "product_norms_vs_lag": {
+        "wrong order": (
+            _norms_mistake(lambda J, t, lag: _chain([J[j - 1] for j in range(t - lag + 1, t + 1)], J.shape[1])),
+            "multiply in the right order",
+        ),
+        "lags from the start": (
+            _norms_mistake(lambda J, t, lag: _chain([J[j - 1] for j in range(lag, 0, -1)], J.shape[1])),
+            "the lags count back from step t",
+        ),
+        "product of norms": (
+            lambda J, t=None, max_lag=None: np.cumprod(
+                [1.0] + [np.linalg.norm(J[j - 1], 2) for j in range(t or len(J), (t or len(J)) - (
+                    (t or len(J)) if max_lag is None else max_lag), -1)]
+            ),
+            "not the product of the norms",
+        ),
+        "Frobenius": (
+            _norms_mistake(lambda J, t, lag: _chain([J[j - 1] for j in range(t, t - lag, -1)], J.shape[1]),
+                           norm=np.linalg.norm),
+            "not the Frobenius norm",
+        ),
+        "no lag 0": (
+            _norms_mistake(lambda J, t, lag: _chain([J[j - 1] for j in range(t, t - lag, -1)], J.shape[1]),
+                           drop_lag0=True),
+            "include lag 0",
+        ),
+    },
+    "clip_grad_norm": {
+        "per array": (_per_array, "clip with the GLOBAL norm"),
+        "clipping below the threshold": (_always, "clip only when the norm exceeds the threshold"),
+        "norm after clipping": (_norm_after, "return the norm BEFORE clipping"),
+        "norm not returned": (
+            lambda grads, threshold: my_clip_grad_norm(grads, threshold)[0],
+            "return the pair (clipped, norm)",
+        ),
+        "norm alone in a tuple": (
+            lambda grads, threshold: (my_clip_grad_norm(grads, threshold)[0],),
+            "return the pair (clipped, norm)",
+        ),
+        "squared norm": (
+            lambda grads, threshold: (
+                my_clip_grad_norm(grads, threshold)[0], my_clip_grad_norm(grads, threshold)[1] ** 2
+            ),
+            "square root of the sum of squares",
+        ),
+        "always a list": (
+            lambda grads, threshold: (
+                list(my_clip_grad_norm(grads, threshold)[0].values())
+                if isinstance(grads, dict) else my_clip_grad_norm(grads, threshold)[0],
+                my_clip_grad_norm(grads, threshold)[1],
+            ),
+            "a dict with the same keys",
+        ),
+    },
+    "gradient_regime": {
+        "spectral radius": (
+            lambda W_hh, phi="tanh": _regime(GAMMA[phi] * max(abs(np.linalg.eigvals(W_hh)))),
+            "not the spectral radius",
+        ),
+        "no gamma for the sigmoid": (
+            lambda W_hh, phi="tanh": _regime(np.linalg.norm(W_hh, 2)),
+            "gamma = max |sigma'(z)| = 1/4",
+        ),
+        "Frobenius": (lambda W_hh, phi="tanh": _regime(GAMMA[phi] * np.linalg.norm(W_hh)), "not the Frobenius norm"),
+        "no boundary": (
+            lambda W_hh, phi="tanh": "vanishing" if GAMMA[phi] * np.linalg.norm(W_hh, 2) < 1 else "may explode",
+            "is 'boundary'",
+        ),
+        "a bool": (lambda W_hh, phi="tanh": "yes", "one of the three strings"),
+    },
+}
+
+# ============================================================================= all chapters
+
+CORRECT = {
+    "count_ngrams": my_count_ngrams,
+    "add_k_prob": my_add_k_prob,
+    "perplexity": my_perplexity,
+    "continuation_counts": my_continuation_counts,
+    "kn_bigram_prob": my_kn_bigram_prob,
+    "mkn_discounts": my_mkn_discounts,
+    "context_windows": my_context_windows,
+    "nlm_logits": my_nlm_logits,
+    "masked_cross_entropy": my_masked_cross_entropy,
+    "perplexity_from_loss": my_perplexity_from_loss,
+    "best_interpolation_weight": my_best_interpolation_weight,
+    "elman_forward": my_elman_forward,
+    "bptt_gradients": my_bptt_gradients,
+    "product_norms_vs_lag": my_product_norms_vs_lag,
+    "clip_grad_norm": my_clip_grad_norm,
+    "gradient_regime": my_gradient_regime,
+}
+"""The exercise name -> an independent correct implementation."""
+
+MISTAKES = {**NGRAM_MISTAKES, **NLM_MISTAKES, **RNN_MISTAKES}
+"""The exercise name -> {mistake: (wrong answer, words its targeted hint must contain)}."""
+
+VISIBLE_HINT_ONLY = {("perplexity", "sign")}
+"""Mistakes whose hint a hidden draw may miss: its first failing case can hold a token of
+probability zero, where the perplexity is infinite and the sign mistake gives 0."""

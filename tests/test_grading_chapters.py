@@ -1,0 +1,541 @@
+"""The exercise checks of every chapter: correct answers pass, typical mistakes fail with a message that
+points at them, hidden cases keep their inputs secret, and the random cases are valid and varied.
+
+What every check shares is tested once over all of them; then what is particular to a chapter.
+The answers graded here (independent implementations and usual mistakes) are in
+``grading_answers.py``. A generator that crashes on an unlucky draw would fail a correct solution's
+hidden test in some grading runs; drawing many cases here makes that visible.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+
+import grading_answers as answers
+import numpy as np
+import pytest
+
+import seqlearn.ngram.basics
+import seqlearn.nlm.basics
+import seqlearn.rnn
+from seqlearn.grading import ASSIGNMENTS, REFUSAL, CheckFailure, compare
+
+MODULE_OF = {name: module for module in ASSIGNMENTS.values() for name in module.CHECKS}
+"""The exercise name -> the grading module of its chapter."""
+
+CHECKS = {name: module.CHECKS[name] for name, module in MODULE_OF.items()}
+NAMES = sorted(CHECKS)
+
+REFERENCES = {"01_ngram": seqlearn.ngram.basics, "02_neural_lm": seqlearn.nlm.basics, "03_rnn_bptt": seqlearn.rnn}
+"""The assignment -> the module whose functions of the exercises' names are the graded references."""
+
+GRADED_IN_FULL = ("01_ngram", "02_neural_lm")
+"""Assignments whose reference module holds the exercises' references and nothing else."""
+
+WRONG_RESULTS = [None, [1, 2], "text", {"a": 1}, {1: 2.0}, {("a",): "x"}, (1.0,), math.nan, -1.0, 0, np.zeros(3)]
+
+MISTAKES = [
+    (name, mistake, hidden)
+    for name in sorted(answers.MISTAKES)
+    for mistake in sorted(answers.MISTAKES[name])
+    for hidden in (False, True)
+    if not (hidden and (name, mistake) in answers.VISIBLE_HINT_ONLY)
+]
+
+
+def _checker(name):
+    return getattr(MODULE_OF[name], f"check_{name}")
+
+
+def _failure(name, fn, hidden=False) -> str:
+    with pytest.raises(CheckFailure) as info:
+        _checker(name)(fn, hidden=hidden)
+    return str(info.value)
+
+
+def _mistake(name, mistake):
+    return answers.MISTAKES[name][mistake][0]
+
+
+def _same_cases(a, b) -> bool:
+    return [c.keywords for c in a] == [c.keywords for c in b] and compare(
+        [dict(c.inputs) for c in a], [dict(c.inputs) for c in b], rtol=0, atol=0
+    ) is None
+
+
+def _draws(name, n=300):
+    return [CHECKS[name].random_case(rng) for rng in np.random.default_rng(0).spawn(n)]
+
+
+# ============================================================================= every check
+
+
+@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+def test_every_exercise_has_a_checker_graded_against_a_reference(assignment):
+    module, references = ASSIGNMENTS[assignment], REFERENCES[assignment]
+    checkers = sorted(n.removeprefix("check_") for n in module.__all__ if n.startswith("check_"))
+    assert sorted(module.CHECKS) == checkers
+    for name, check in module.CHECKS.items():
+        assert check.name == name
+        assert check.reference is getattr(references, name)
+        assert check.reference.__seqlearn_reference__
+    if assignment in GRADED_IN_FULL:
+        assert sorted(module.CHECKS) == sorted(references.__all__)
+
+
+def test_every_exercise_has_an_independent_answer_and_usual_mistakes():
+    assert sorted(answers.CORRECT) == NAMES
+    assert set(answers.MISTAKES) <= set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_checker_is_a_named_documented_function_of_its_chapter(name):
+    checker, check = _checker(name), CHECKS[name]
+    assert checker.__name__ == f"check_{name}" and checker.__module__ == MODULE_OF[name].__name__
+    assert checker.__defaults__ == (False,)
+    doc = " ".join(checker.__doc__.split())
+    assert f"Grade your ``{name}``" in doc and "hidden : bool" in doc and "CheckFailure" in doc
+    assert " ".join(check.hint.split()) in doc
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("hidden", [False, True])
+def test_an_independent_correct_implementation_passes(name, hidden, capsys):
+    _checker(name)(answers.CORRECT[name], hidden=hidden)
+    assert f"{name}: all" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("wrong", WRONG_RESULTS)
+def test_wrong_results_of_any_kind_fail_with_a_message(name, wrong):
+    message = _failure(name, lambda *args, **kwargs: wrong)
+    assert f"{name} failed visible case 1" in message
+    assert "input:" in message and "problem:" in message and "hint:" in message
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("hidden", [False, True])
+def test_delegating_to_the_reference_scores_zero_and_says_why(name, hidden):
+    reference = CHECKS[name].reference
+    message = _failure(name, lambda *args, **kwargs: reference(*args, **kwargs), hidden=hidden)
+    assert message.startswith(f"{name} scores zero:")
+    assert REFUSAL in message and f"seqlearn's {reference.__module__}.{name}," in message
+    assert REFUSAL in _failure(name, reference, hidden=hidden), "the reference itself, imported as the answer"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_non_function_is_named(name):
+    assert f"{name} should be a function, but it is None" in _failure(name, None)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_not_implemented_yet(name):
+    def blank(*args, **kwargs):
+        raise NotImplementedError()
+
+    message = _failure(name, blank)
+    assert "it raised NotImplementedError: it is not implemented yet" in message
+    assert "replace the `raise NotImplementedError()` line" in message
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_interrupts_propagate_without_the_students_message(name):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt("SECRET")
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        _checker(name)(interrupted, hidden=True)
+    assert "SECRET" not in str(info.value)
+
+
+def _spoil(x) -> None:
+    """Zero an array, empty a list or a mapping, in place."""
+    if isinstance(x, np.ndarray):
+        x[...] = 0
+    elif isinstance(x, (list, dict)):
+        x.clear()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_student_cannot_alter_the_cases(name):
+    def mutating(*args, **kwargs):
+        result = answers.CORRECT[name](*args, **kwargs)
+        for arg in (*args, *kwargs.values()):
+            _spoil(arg)
+        return result
+
+    before = copy.deepcopy(CHECKS[name].cases())
+    _checker(name)(mutating)
+    assert _same_cases(CHECKS[name].cases(), before)
+
+
+def _off(result):
+    """A result changed in a value (not in type or shape)."""
+    if isinstance(result, tuple):
+        return result[0], _off(result[1]), *result[2:]
+    if isinstance(result, dict):
+        return {k: v + 1 for k, v in result.items()}
+    if isinstance(result, str):
+        return result.upper()
+    return result + 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hidden_failures_withhold_inputs(name):
+    message = _failure(name, lambda *args, **kwargs: _off(answers.CORRECT[name](*args, **kwargs)), hidden=True)
+    assert re.search(rf"^{name} failed hidden case \d+ of 30\.$", message, re.M)
+    assert "input: withheld" in message
+    assert "array(" not in message and "=" not in message.split("problem:")[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hidden_failures_swallow_prints_and_withhold_exception_messages(name, capsys):
+    def leaky(*args, **kwargs):
+        marker = "HIDDEN-" + "INPUT"  # built at run time: the student's line of code is shown
+        print(marker, *args)
+        raise KeyError(marker + repr(args))
+
+    message = _failure(name, leaky, hidden=True)
+    assert "raised KeyError (line" in message and "its message is withheld" in message
+    assert "HIDDEN-INPUT" not in message
+    assert "HIDDEN-INPUT" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "mistake", "hidden"), MISTAKES)
+def test_usual_mistakes_get_targeted_hints(name, mistake, hidden, replayable_hidden_draws):
+    wrong, hint = answers.MISTAKES[name][mistake]
+    assert hint in _failure(name, wrong, hidden=hidden)
+
+
+@pytest.mark.parametrize(("name", "mistake"), [("context_windows", "crossing sentence boundaries"),
+                                               ("bptt_gradients", "one step only")])
+def test_hidden_hints_are_fixed_text(name, mistake):
+    """Targeted hints are chosen from fixed strings: the same mistake gets the same words on any input."""
+    hints = {_failure(name, _mistake(name, mistake), hidden=True).split("hint:")[1] for _ in range(3)}
+    assert len(hints) == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_cases_are_drawn_and_accepted_by_the_reference(name):
+    check = CHECKS[name]
+    for seed in range(1500):
+        case = check.random_case(np.random.default_rng(seed))
+        _, error = check._expected(case)
+        assert error is None or isinstance(error, (ValueError, TypeError))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_visible_cases_start_with_the_worked_example_and_are_deterministic(name):
+    check = CHECKS[name]
+    first, second = check.cases(), check.cases()
+    assert _same_cases(first, second)
+    assert first[0].label == "the worked example"
+    assert len(first) == len(check.fixed_cases) + check.n_visible
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hidden_draws_differ_between_runs_and_replay_with_entropy(name):
+    check = CHECKS[name]
+    assert not _same_cases(check.cases(hidden=True), check.cases(hidden=True))
+    assert _same_cases(check.cases(hidden=True, entropy=7), check.cases(hidden=True, entropy=7))
+    assert len(check.cases(hidden=True)) == check.n_hidden
+
+
+# ============================================================================= Chapter 1: n-grams
+
+
+def test_random_sentences_use_plain_python_strings():
+    sentences = ASSIGNMENTS["01_ngram"].random_sentences(np.random.default_rng(0), max_sentences=20)
+    assert all(type(w) is str for s in sentences for w in s)
+    assert repr(sentences).count("np.") == 0
+
+
+def test_a_visible_failure_names_input_expected_got_and_hint():
+    def off_by_one(sentences, n):
+        counts = answers.my_count_ngrams(sentences, n)
+        counts[("<s>", "the")] = counts.get(("<s>", "the"), 0) + 1
+        return counts
+
+    message = _failure("count_ngrams", off_by_one)
+    assert "visible case 1 of 7 (the worked example)" in message
+    assert "input: sentences=[['the', 'cat', 'sat'], ['the', 'dog']], n=2" in message
+    assert "the result[('<s>', 'the')] has the wrong value: expected 2, got 3" in message
+    assert "hint: " in message
+
+
+def test_hidden_failures_withhold_mapping_keys():
+    def extra_key(sentences, n):
+        counts = answers.my_count_ngrams(sentences, n)
+        counts[("SECRET-KEY",)] = 1
+        return counts
+
+    message = _failure("count_ngrams", extra_key, hidden=True)
+    assert "count_ngrams failed hidden case 1 of 30." in message
+    assert "input: withheld" in message
+    assert "(keys withheld)" in message
+    assert "SECRET-KEY" not in message and "sentences=" not in message and "'<s>'" not in message.split("hint:")[0]
+
+
+def test_a_students_exception_is_reported_with_their_line():
+    def crashes(log_probs):
+        total = sum(log_probs)
+        return math.exp(-total / (len(log_probs) - len(log_probs)))
+
+    message = _failure("perplexity", crashes)
+    assert "it raised ZeroDivisionError: float division by zero" in message
+    assert "of crashes: return math.exp(-total / (len(log_probs) - len(log_probs)))" in message
+
+
+def test_expected_errors_must_be_raised():
+    def no_check(log_probs):
+        return math.exp(-sum(log_probs) / max(len(log_probs), 1))
+
+    message = _failure("perplexity", no_check)
+    assert "visible case 3 of 7 (no tokens)" in message
+    assert "it should raise ValueError here (perplexity of zero tokens is undefined" in message
+    assert "but it returned a float" in message
+
+    def wrong_error(count_of_counts):
+        if count_of_counts.get(2, 0) == 0:
+            raise ZeroDivisionError("n2")
+        return answers.my_mkn_discounts(count_of_counts)
+
+    message = _failure("mkn_discounts", wrong_error)
+    assert "it should raise ValueError here, but it raised ZeroDivisionError: n2" in message
+
+
+# ============================================================================= Chapter 2: the neural LM
+
+BOS = answers.BOS
+
+
+def test_random_streams_are_encoded_corpora():
+    for case in _draws("context_windows"):
+        stream, n = case.inputs["stream"], case.inputs["n"]
+        assert stream.dtype == np.int64 and stream[0] == BOS and stream[-1] == 2
+        assert np.all(np.diff(np.flatnonzero(stream == BOS)) >= 2)  # <s> ... </s> per sentence
+        assert 1 <= n <= 5
+    streams = [c.inputs["stream"] for c in _draws("context_windows")]
+    assert np.mean([np.sum(s == BOS) > 1 for s in streams]) > 0.6, "windows must be able to cross sentences"
+
+
+def test_random_models_cover_both_architectures():
+    cases = _draws("nlm_logits")
+    with_w = [c for c in cases if "W" in c.inputs]
+    assert 0.3 < len(with_w) / len(cases) < 0.8
+    assert all(c.keywords == ("W",) for c in with_w)
+    assert {c.inputs["contexts"].shape[1] for c in cases} == {1, 2, 3}
+
+
+def test_random_losses_have_padding_and_overflowing_logits():
+    cases = _draws("masked_cross_entropy")
+    masks = [np.asarray(c.inputs["mask"], dtype=bool) for c in cases]
+    assert all(m.any() for m in masks)
+    assert np.mean([not m.all() for m in masks]) > 0.5
+    assert {c.inputs["logits"].ndim for c in cases} == {2, 3}
+    assert {np.asarray(c.inputs["mask"]).dtype.kind for c in cases} == {"b", "i", "f"}
+    with np.errstate(over="ignore"):
+        overflowing = [c for c in cases if not np.isfinite(np.exp(c.inputs["logits"])).all()]
+    assert len(overflowing) > 0.1 * len(cases)
+
+
+def test_random_mixtures_have_interior_and_boundary_optima():
+    basics = seqlearn.nlm.basics
+    weights = np.array([basics.best_interpolation_weight(**c.inputs) for c in _draws("best_interpolation_weight")])
+    for share in (np.mean(weights == 0.0), np.mean(weights == 1.0), np.mean((weights > 0) & (weights < 1))):
+        assert 0.15 < share < 0.7
+
+
+def test_the_worked_examples_of_chapter_2():
+    basics = seqlearn.nlm.basics
+    contexts, targets = basics.context_windows(ASSIGNMENTS["02_neural_lm"].EXAMPLE_STREAM, 3)
+    assert contexts.tolist() == [[1, 1], [1, 3], [3, 4], [4, 5], [1, 1], [1, 3], [3, 6]]
+    assert targets.tolist() == [3, 4, 5, 2, 3, 6, 2]
+    logits = CHECKS["nlm_logits"].cases()[0].call(basics.nlm_logits)
+    assert np.allclose(logits, [[np.tanh(1.0), np.tanh(-0.5), np.tanh(1.0) - np.tanh(-0.5) - 1.0]])
+    with_w = CHECKS["nlm_logits"].cases()[1].call(basics.nlm_logits)
+    assert np.allclose(with_w - logits, [[0.0, 1.0, 1.0]])
+    loss = CHECKS["masked_cross_entropy"].cases()[0].call(basics.masked_cross_entropy)
+    assert loss == pytest.approx((math.log(1 + math.exp(-1) + math.exp(-2)) + math.log(3)) / 2)
+    assert CHECKS["perplexity_from_loss"].cases()[0].call(basics.perplexity_from_loss) == pytest.approx(100.0)
+    weight = CHECKS["best_interpolation_weight"].cases()[0].call(basics.best_interpolation_weight)
+    assert weight == pytest.approx(7 / 12)
+
+
+def test_an_nlm_logits_failure_names_input_expected_got_and_hint():
+    def no_bias(contexts, C, H, d, U, b, W=None):
+        return answers.my_nlm_logits(contexts, C, H, d, U, np.zeros_like(b), W)
+
+    message = _failure("nlm_logits", no_bias)
+    assert "nlm_logits failed visible case 1 of 7 (the worked example)." in message
+    assert "input: contexts=array([[0, 2]]), C=array([[1., 0.]," in message
+    assert "the result[0, 2] has the wrong value: expected 0.2237" in message and "got 1.2237" in message
+    assert "hint: add the output bias b" in message
+    assert "hint: x = C[contexts].reshape(B, -1)" in message
+
+
+def test_nlm_logits_without_direct_connections_fails_on_the_second_example():
+    my_nlm_logits = answers.my_nlm_logits
+    message = _failure("nlm_logits", lambda c, C, H, d, U, b, W=None: my_nlm_logits(c, C, H, d, U, b))
+    assert "visible case 2 of 7 (the worked example with direct connections)" in message
+    message = _failure("nlm_logits", lambda c, C, H, d, U, b: my_nlm_logits(c, C, H, d, U, b))
+    assert "it raised TypeError" in message, "W must be accepted as a keyword argument"
+
+
+def test_a_naive_softmax_fails_the_large_logits_case():
+    message = _failure("masked_cross_entropy", answers.naive_loss)
+    assert "visible case 3 of 8 (large logits (a naive exp overflows))" in message
+    assert "expected 0.9309974" in message
+
+
+def test_the_loss_must_refuse_a_mask_without_tokens():
+    def no_check(logits, targets, mask):
+        with np.errstate(invalid="ignore"):
+            return float((answers.token_losses(logits, targets) * mask).sum() / np.sum(mask))
+
+    message = _failure("masked_cross_entropy", no_check)
+    assert "visible case 4 of 8 (only padding)" in message
+    assert "it should raise ValueError here" in message and "but it returned a float" in message
+
+
+def test_perplexity_must_refuse_impossible_losses():
+    assert "(a negative loss)" in _failure("perplexity_from_loss", math.exp)
+    message = _failure("perplexity_from_loss", lambda loss: math.exp(loss) if loss >= 0 else math.nan + loss)
+    assert "(a negative loss)" in message and "it should raise ValueError" in message
+
+    def checks_sign_only(loss):
+        if loss < 0:
+            raise ValueError("negative")
+        return math.exp(loss)
+
+    assert "(a NaN loss)" in _failure("perplexity_from_loss", checks_sign_only)
+
+
+def test_interpolation_must_refuse_arrays_of_different_lengths():
+    def zip_shortest(p_a, p_b):
+        k = min(len(p_a), len(p_b))
+        return answers.my_best_interpolation_weight(p_a[:k], p_b[:k])
+
+    message = _failure("best_interpolation_weight", zip_shortest)
+    assert "(arrays of different lengths)" in message and "it should raise ValueError here" in message
+
+
+def test_a_bisection_that_only_checks_the_slope_passes():
+    check = _checker("best_interpolation_weight")
+    check(lambda p_a, p_b: answers.bisect(p_a, p_b, 0.0, 1.0))
+    check(lambda p_a, p_b: answers.bisect(p_a, p_b, 0.0, 1.0), hidden=True)
+
+
+# ============================================================================= Chapter 3: the Elman RNN and BPTT
+
+
+@pytest.mark.parametrize("name", ["elman_forward", "bptt_gradients"])
+def test_random_networks_are_single_sequences_with_every_nonlinearity(name):
+    cases = _draws(name)
+    assert {c.inputs.get("phi", "tanh") for c in cases} == {"tanh", "sigmoid", "linear"}
+    assert any("phi" not in c.inputs for c in cases), "the default phi is exercised"
+    for case in cases:
+        x, W_hh, W_xh = case.inputs["x"], case.inputs["W_hh"], case.inputs["W_xh"]
+        assert x.ndim == 2 and x.dtype == np.float64 and W_xh.shape == (W_hh.shape[0], x.shape[1])
+        if name == "bptt_gradients":
+            assert case.inputs["targets"].shape == (len(x), len(case.inputs["b_y"]))
+            assert "loss" not in case.inputs
+    assert max(len(c.inputs["x"]) for c in cases) >= 5, "long enough for the recursion to matter"
+
+
+def test_random_jacobians_exercise_every_argument():
+    cases = _draws("product_norms_vs_lag")
+    assert any("t" in c.inputs for c in cases) and any("t" not in c.inputs for c in cases)
+    assert any("max_lag" in c.inputs for c in cases) and any("max_lag" not in c.inputs for c in cases)
+    for case in cases:
+        J = case.inputs["J"]
+        assert J.ndim == 3 and J.shape[1] == J.shape[2]
+        assert 1 <= case.inputs.get("t", len(J)) <= len(J)
+        assert 0 <= case.inputs.get("max_lag", 0) <= case.inputs.get("t", len(J))
+
+
+def test_random_gradients_are_clipped_sometimes_and_come_as_lists_and_dicts():
+    cases = _draws("clip_grad_norm")
+    clipped = [answers.my_clip_grad_norm(**c.inputs)[1] > c.inputs["threshold"] for c in cases]
+    assert 0.3 < np.mean(clipped) < 0.8
+    kinds = [isinstance(c.inputs["grads"], dict) for c in cases]
+    assert 0.3 < np.mean(kinds) < 0.7
+
+
+def test_random_recurrent_matrices_lie_on_both_sides_of_one_over_gamma():
+    gamma = answers.GAMMA
+    cases = _draws("gradient_regime", 600)
+    regimes = [answers.my_gradient_regime(**c.inputs) for c in cases]
+    for regime in ("vanishing", "may explode", "boundary"):
+        assert regimes.count(regime) > 0.05 * len(cases)
+    by_phi = {phi: {r for c, r in zip(cases, regimes) if c.inputs["phi"] == phi} for phi in gamma}
+    assert all(found == {"vanishing", "may explode", "boundary"} for found in by_phi.values())
+    fooled = [
+        c for c, r in zip(cases, regimes)
+        if r == "may explode" and gamma[c.inputs["phi"]] * max(abs(np.linalg.eigvals(c.inputs["W_hh"]))) < 1
+    ]
+    assert len(fooled) > 0.2 * len(cases), "the spectral radius often gives the wrong answer"
+
+
+def test_the_worked_examples_of_chapter_3():
+    rnn = seqlearn.rnn
+    network, targets = ASSIGNMENTS["03_rnn_bptt"].EXAMPLE_NETWORK, ASSIGNMENTS["03_rnn_bptt"].EXAMPLE_TARGETS
+    h, y = CHECKS["elman_forward"].cases()[0].call(rnn.elman_forward)
+    assert np.allclose(h, [[math.tanh(1), -math.tanh(1)], [math.tanh(0.5 * math.tanh(1)), 0.0]])
+    assert np.allclose(y, [[0.0], [math.tanh(0.5 * math.tanh(1))]])
+    grads = CHECKS["bptt_gradients"].cases()[0].call(rnn.bptt_gradients)
+    parameters = {k: v for k, v in network.items() if k != "x"}
+    assert compare(answers.my_bptt_gradients(network["x"], targets, **parameters), grads, rtol=1e-12) is None
+    assert np.allclose(grads["b_h"], [-0.8022, -0.7703], atol=1e-4)
+    assert np.allclose(grads["h0"], [-0.1917, -0.0668], atol=1e-4)
+    norms = [c.call(rnn.product_norms_vs_lag) for c in CHECKS["product_norms_vs_lag"].cases()[:3]]
+    assert [n.tolist() for n in norms] == [[1.0, 1.0, 0.5], [1.0, 2.0], [1.0, 1.0]]
+    clipped, norm = CHECKS["clip_grad_norm"].cases()[0].call(rnn.clip_grad_norm)
+    assert norm == 5.0 and np.allclose(clipped["W"], [[0.6, 0.0]]) and np.allclose(clipped["b"], [0.8])
+    regimes = [c.call(rnn.gradient_regime) for c in CHECKS["gradient_regime"].cases()[:5]]
+    assert regimes == ["may explode", "vanishing", "boundary", "boundary", "may explode"]
+
+
+def test_an_elman_forward_failure_names_input_expected_got_and_hint():
+    message = _failure("elman_forward", _mistake("elman_forward", "no nonlinearity"))
+    assert "elman_forward failed visible case 1 of 7 (the worked example)." in message
+    assert "input: x=array([[1.],\n       [0.]]), h0=array([0., 0.])" in message
+    assert "the result[0][0, 0] has the wrong value: expected 0.7615941559557649, got 1.0" in message
+    assert "hint: apply the nonlinearity" in message and "hint: for t = 1..T" in message
+
+
+def test_the_correct_recursion_passes_and_only_the_squared_error_is_asked():
+    _checker("bptt_gradients")(answers.recursive_bptt_gradients, hidden=True)
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("loss", "mse"))
+        return answers.my_bptt_gradients(*args, **kwargs)
+
+    _checker("bptt_gradients")(recording)
+    assert set(seen) == {"mse"}
+
+
+def test_a_missing_gradient_is_named():
+    def no_h0(*args, **kwargs):
+        grads = answers.my_bptt_gradients(*args, **kwargs)
+        del grads["h0"]
+        return grads
+
+    message = _failure("bptt_gradients", no_h0)
+    assert "lacks 1 key(s) it should have, e.g. 'h0'" in message
+    assert "(keys withheld)" in _failure("bptt_gradients", no_h0, hidden=True)
+
+
+def test_the_wrong_order_fails_the_worked_example():
+    message = _failure("product_norms_vs_lag", _mistake("product_norms_vs_lag", "wrong order"))
+    assert "visible case 1 of 7 (the worked example)" in message
+    assert "the result[2] has the wrong value: expected 0.5, got 2.0" in message
+
+
+def test_the_spectral_radius_fails_the_worked_example():
+    message = _failure("gradient_regime", _mistake("gradient_regime", "spectral radius"))
+    assert "visible case 1 of 9 (the worked example)" in message
+    assert "expected 'may explode', got 'vanishing'" in message
