@@ -28,8 +28,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ..rnn.clipping import clip_grad_norm
-from ..rnn.elman import bptt_gradients, elman_forward
-from ..rnn.jacobians import gradient_regime, product_norms_vs_lag
+from ..rnn.elman import NONLINEARITIES, activation, activation_derivative, bptt_gradients, elman_forward
+from ..rnn.jacobians import GAMMA, gradient_regime, product_norms_vs_lag
 from .checks import Case, FunctionCheck, define_checkers
 
 __all__ = [
@@ -37,8 +37,6 @@ __all__ = [
     "CHECKS",
 ]
 
-PHIS = ("tanh", "sigmoid", "linear")
-GAMMA = {"tanh": 1.0, "sigmoid": 0.25, "linear": 1.0}
 GRADIENT_KEYS = ("h0", "W_hh", "W_xh", "b_h", "W_hy", "b_y")
 
 
@@ -46,23 +44,6 @@ def _same(got, expected, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
     """Whether ``got`` is a float array (or number) equal to ``expected`` within tolerances."""
     got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
     return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
-
-
-def _phi(z, phi: str) -> np.ndarray:
-    if phi == "tanh":
-        return np.tanh(z)
-    if phi == "sigmoid":
-        return 0.5 * (1.0 + np.tanh(0.5 * z))
-    return np.asarray(z, dtype=float)
-
-
-def _dphi(z, phi: str) -> np.ndarray:
-    if phi == "tanh":
-        return 1.0 - np.tanh(z) ** 2
-    if phi == "sigmoid":
-        s = _phi(z, "sigmoid")
-        return s * (1.0 - s)
-    return np.ones_like(z)
 
 
 # ----------------------------------------------------------------------------- random networks
@@ -101,7 +82,7 @@ def _random_network(rng: np.random.Generator, max_T: int = 6) -> dict[str, np.nd
 
 def _with_phi(inputs: dict, rng: np.random.Generator) -> Case:
     """A case with a random nonlinearity; tanh is sometimes left to the default."""
-    phi = str(rng.choice(PHIS))
+    phi = str(rng.choice(NONLINEARITIES))
     if phi == "tanh" and rng.random() < 0.5:
         return Case(inputs)
     return Case({**inputs, "phi": phi}, keywords=("phi",))
@@ -118,7 +99,7 @@ def _states(x, h0, W_hh, W_xh, b_h, phi):
     h[0] = h0
     for t in range(T):
         z[t] = W_hh @ h[t] + W_xh @ x[t] + b_h
-        h[t + 1] = _phi(z[t], phi)
+        h[t + 1] = activation(z[t], phi)
     return z, h
 
 
@@ -162,7 +143,7 @@ def _elman_hint(case: Case, expected, got) -> str | None:
         return None
     phi = _phi_of(case)
     if _same(h, want_h) and not _same(y, want_y):
-        if _same(y, _phi(want_h @ case.inputs["W_hy"].T + case.inputs["b_y"], phi)):
+        if _same(y, activation(want_h @ case.inputs["W_hy"].T + case.inputs["b_y"], phi)):
             return "the output is linear: y_t = W_hy h_t + b_y, without a nonlinearity"
     inputs = {k: v for k, v in case.inputs.items() if k != "phi"}
     for advice, (vh, vy) in _elman_variants(**inputs, phi=phi).items():
@@ -208,7 +189,7 @@ def _bptt_variant(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", *, use
     z, h = _states(x, h0, W_hh, W_xh, b_h, phi)
     e = h[1:] @ W_hy.T + b_y - targets  # (T, O)
     g = e @ W_hy  # (T, H)
-    dphi = _dphi(z, phi) if use_dphi else np.ones_like(z)
+    dphi = activation_derivative(z, phi) if use_dphi else np.ones_like(z)
     back = W_hh.T if transpose else W_hh  # carry = back^T delta
     delta, carry = np.zeros_like(z), np.zeros(len(h0))
     for t in reversed(range(len(x))):
@@ -291,7 +272,7 @@ def _norms_case(rng: np.random.Generator) -> Case:
     T, H = int(rng.integers(1, 8)), int(rng.integers(1, 5))
     W_hh = rng.normal(0.0, 1.0, size=(H, H)) * float(rng.uniform(0.5, 2.0)) / np.sqrt(H)
     z = rng.normal(0.0, float(rng.uniform(0.3, 2.0)), size=(T, H))
-    J = _dphi(z, str(rng.choice(PHIS)))[:, :, None] * W_hh  # (T, H, H) diag(phi'(z_t)) W_hh
+    J = activation_derivative(z, str(rng.choice(NONLINEARITIES)))[:, :, None] * W_hh  # (T, H, H) diag(phi'(z_t)) W_hh
     inputs, keywords = {"J": J}, []
     if rng.random() < 0.4:
         inputs["t"] = int(rng.integers(1, T + 1))
@@ -448,7 +429,7 @@ def _orthogonal(rng: np.random.Generator, H: int) -> np.ndarray:
 
 
 def _regime_case(rng: np.random.Generator) -> Case:
-    H, phi = int(rng.integers(2, 7)), str(rng.choice(PHIS))
+    H, phi = int(rng.integers(2, 7)), str(rng.choice(NONLINEARITIES))
     scale = 1.0 / GAMMA[phi]  # the boundary value of sigma_max
     kind = rng.choice(["scaled", "non-normal", "orthogonal"], p=[0.5, 0.4, 0.1])
     if kind == "orthogonal":
