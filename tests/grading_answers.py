@@ -365,8 +365,14 @@ def my_bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", lo
     """The double sum over Jacobian products, term by term."""
     z, states = _forward(x, h0, W_hh, W_xh, b_h, phi)
     T, H = z.shape
-    grads = {"h0": np.zeros(H), "W_hh": np.zeros((H, H)), "W_xh": np.zeros(W_xh.shape), "b_h": np.zeros(H),
-             "W_hy": np.zeros(W_hy.shape), "b_y": np.zeros(len(b_y))}
+    grads = {
+        "h0": np.zeros(H),
+        "W_hh": np.zeros((H, H)),
+        "W_xh": np.zeros(W_xh.shape),
+        "b_h": np.zeros(H),
+        "W_hy": np.zeros(W_hy.shape),
+        "b_y": np.zeros(len(b_y)),
+    }
     for t in range(1, T + 1):
         e_t = W_hy @ states[t] + b_y - targets[t - 1]
         grads["W_hy"] += np.outer(e_t, states[t])
@@ -431,8 +437,14 @@ def _bptt(**mistake):
         delta = np.array(deltas).reshape(z.shape)
         inputs = h[1:] if mistake.get("h_t") else h[:-1]
         dh0 = {"delta_1": delta[0], "zeros": np.zeros(len(h0)), "W_hh": W_hh @ delta[0]}.get(mistake.get("h0"), carry)
-        return {"h0": dh0, "W_hh": delta.T @ inputs, "W_xh": delta.T @ x, "b_h": delta.sum(axis=0),
-                "W_hy": e.T @ h[1:], "b_y": e.sum(axis=0)}
+        return {
+            "h0": dh0,
+            "W_hh": delta.T @ inputs,
+            "W_xh": delta.T @ x,
+            "b_h": delta.sum(axis=0),
+            "W_hy": e.T @ h[1:],
+            "b_y": e.sum(axis=0),
+        }
 
     return wrong
 
@@ -492,18 +504,21 @@ def _regime(value):
 RNN_MISTAKES = {
     "elman_forward": {
         "no nonlinearity": (
-            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y,
-                                                                                    "linear"),
+            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": my_elman_forward(
+                x, h0, W_hh, W_xh, b_h, W_hy, b_y, "linear"
+            ),
             "apply the nonlinearity",
         ),
         "W_hh transposed": (
-            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": my_elman_forward(x, h0, W_hh.T, W_xh, b_h, W_hy,
-                                                                                    b_y, phi),
+            lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": my_elman_forward(
+                x, h0, W_hh.T, W_xh, b_h, W_hy, b_y, phi
+            ),
             "not W_hh.T @ h_{t-1}",
         ),
         "h_0 included": (
             lambda x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh": (
-                _states(x, h0, W_hh, W_xh, b_h, phi)[1], my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi)[1]
+                _states(x, h0, W_hh, W_xh, b_h, phi)[1],
+                my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi)[1],
             ),
             "without the initial state h_0",
         ),
@@ -540,19 +555,24 @@ RNN_MISTAKES = {
         ),
         "product of norms": (
             lambda J, t=None, max_lag=None: np.cumprod(
-                [1.0] + [np.linalg.norm(J[j - 1], 2) for j in range(t or len(J), (t or len(J)) - (
-                    (t or len(J)) if max_lag is None else max_lag), -1)]
+                [1.0]
+                + [
+                    np.linalg.norm(J[j - 1], 2)
+                    for j in range(t or len(J), (t or len(J)) - ((t or len(J)) if max_lag is None else max_lag), -1)
+                ]
             ),
             "not the product of the norms",
         ),
         "Frobenius": (
-            _norms_mistake(lambda J, t, lag: _chain([J[j - 1] for j in range(t, t - lag, -1)], J.shape[1]),
-                           norm=np.linalg.norm),
+            _norms_mistake(
+                lambda J, t, lag: _chain([J[j - 1] for j in range(t, t - lag, -1)], J.shape[1]), norm=np.linalg.norm
+            ),
             "not the Frobenius norm",
         ),
         "no lag 0": (
-            _norms_mistake(lambda J, t, lag: _chain([J[j - 1] for j in range(t, t - lag, -1)], J.shape[1]),
-                           drop_lag0=True),
+            _norms_mistake(
+                lambda J, t, lag: _chain([J[j - 1] for j in range(t, t - lag, -1)], J.shape[1]), drop_lag0=True
+            ),
             "include lag 0",
         ),
     },
@@ -570,14 +590,16 @@ RNN_MISTAKES = {
         ),
         "squared norm": (
             lambda grads, threshold: (
-                my_clip_grad_norm(grads, threshold)[0], my_clip_grad_norm(grads, threshold)[1] ** 2
+                my_clip_grad_norm(grads, threshold)[0],
+                my_clip_grad_norm(grads, threshold)[1] ** 2,
             ),
             "square root of the sum of squares",
         ),
         "always a list": (
             lambda grads, threshold: (
                 list(my_clip_grad_norm(grads, threshold)[0].values())
-                if isinstance(grads, dict) else my_clip_grad_norm(grads, threshold)[0],
+                if isinstance(grads, dict)
+                else my_clip_grad_norm(grads, threshold)[0],
                 my_clip_grad_norm(grads, threshold)[1],
             ),
             "a dict with the same keys",

@@ -209,8 +209,9 @@ def test_usual_mistakes_get_targeted_hints(name, mistake, hidden, replayable_hid
     assert hint in _failure(name, wrong, hidden=hidden)
 
 
-@pytest.mark.parametrize(("name", "mistake"), [("context_windows", "crossing sentence boundaries"),
-                                               ("bptt_gradients", "one step only")])
+@pytest.mark.parametrize(
+    ("name", "mistake"), [("context_windows", "crossing sentence boundaries"), ("bptt_gradients", "one step only")]
+)
 def test_hidden_hints_are_fixed_text(name, mistake):
     """Targeted hints are chosen from fixed strings: the same mistake gets the same words on any input."""
     hints = {_failure(name, _mistake(name, mistake), hidden=True).split("hint:")[1] for _ in range(3)}
@@ -473,7 +474,8 @@ def test_random_recurrent_matrices_lie_on_both_sides_of_one_over_gamma():
     by_phi = {phi: {r for c, r in zip(cases, regimes) if c.inputs["phi"] == phi} for phi in gamma}
     assert all(found == {"vanishing", "may explode", "boundary"} for found in by_phi.values())
     fooled = [
-        c for c, r in zip(cases, regimes)
+        c
+        for c, r in zip(cases, regimes)
         if r == "may explode" and gamma[c.inputs["phi"]] * max(abs(np.linalg.eigvals(c.inputs["W_hh"]))) < 1
     ]
     assert len(fooled) > 0.2 * len(cases), "the spectral radius often gives the wrong answer"
