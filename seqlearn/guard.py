@@ -56,5 +56,5 @@ def reference(func):
         return func(*args, **kwargs)
 
     del guarded.__wrapped__  # no shortcut around the guard
-    guarded.__seqlearn_reference__ = True
+    guarded.__seqlearn_reference__ = True  # type: ignore[attr-defined]
     return guarded

@@ -23,15 +23,18 @@ def _check_inputs(logits, targets, mask):
     import torch
 
     if not isinstance(logits, torch.Tensor) or not isinstance(targets, torch.Tensor):
-        raise TypeError(f"logits and targets must be torch tensors, got {type(logits).__name__} "
-                        f"and {type(targets).__name__}")
+        raise TypeError(
+            f"logits and targets must be torch tensors, got {type(logits).__name__} and {type(targets).__name__}"
+        )
     if not logits.is_floating_point():
         raise TypeError(f"logits must be a floating-point tensor, got dtype {logits.dtype}")
     if targets.is_floating_point() or targets.is_complex() or targets.dtype == torch.bool:
         raise TypeError(f"targets must be an integer tensor of token ids, got dtype {targets.dtype}")
     if logits.ndim < 1 or logits.shape[:-1] != targets.shape:
-        raise ValueError(f"logits must have shape targets.shape + (|V|,); got logits {tuple(logits.shape)} "
-                         f"and targets {tuple(targets.shape)}")
+        raise ValueError(
+            f"logits must have shape targets.shape + (|V|,); got logits {tuple(logits.shape)} "
+            f"and targets {tuple(targets.shape)}"
+        )
     if mask is not None:
         if not isinstance(mask, torch.Tensor):
             raise TypeError(f"mask must be a torch tensor or None, got {type(mask).__name__}")

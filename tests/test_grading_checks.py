@@ -66,7 +66,10 @@ def test_compare_mappings():
     wrong = compare(expected, {("a", "b"): 2, ("b", "c"): 1.5})
     assert wrong.describe() == "the result[('b', 'c')] has the wrong value: expected 1, got 1.5"
     assert wrong.describe(hidden=True) == "the result[<a key>] has the wrong value: expected 1, got 1.5"
-    assert compare(expected, [("a", "b")]).describe() == "the result has the wrong type: expected a mapping (Counter or dict), got a list of length 1"
+    assert (
+        compare(expected, [("a", "b")]).describe()
+        == "the result has the wrong type: expected a mapping (Counter or dict), got a list of length 1"
+    )
     assert compare({"a": 1}, {"a": 0}) is not None, "zeros only vanish for Counters"
 
 
@@ -83,7 +86,8 @@ def test_compare_numpy_arrays():
     expected = np.arange(6, dtype=np.float64).reshape(2, 3)
     assert compare(expected, expected + 1e-13) is None
     assert compare(expected, expected.tolist()).describe() == (
-        "the result has the wrong type: expected a numpy array of shape (2, 3) and dtype float64, got a list of length 2"
+        "the result has the wrong type: expected a numpy array of shape (2, 3) and dtype float64, "
+        "got a list of length 2"
     )
     assert compare(expected, expected.T).describe() == "the result has the wrong shape: expected (2, 3), got (3, 2)"
     assert compare(expected, expected.astype(np.int64)).problem == "dtype"
@@ -171,7 +175,9 @@ def test_define_checkers_makes_the_functions_test_cells_call(capsys):
     assert define_checkers(namespace, {"doubled": check}) == ["check_doubled"]
     checker = namespace["check_doubled"]
     assert (checker.__name__, checker.__qualname__, checker.__module__) == (
-        "check_doubled", "check_doubled", "seqlearn.grading.example"
+        "check_doubled",
+        "check_doubled",
+        "seqlearn.grading.example",
     )
     doc = " ".join(checker.__doc__.split())
     assert "Grade your ``doubled``" in doc and "5 visible cases" in doc

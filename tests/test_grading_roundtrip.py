@@ -412,7 +412,9 @@ def _hidden_cell() -> nbformat.NotebookNode:
         nbformat.v4.new_output("stream", name="stdout", text="student printed SECRET-INPUT\n"),
         nbformat.v4.new_output("display_data", data={"text/plain": "SECRET-DISPLAY"}),
         nbformat.v4.new_output(
-            "error", ename="CheckFailure", evalue="f failed hidden case 2 of 30.",
+            "error",
+            ename="CheckFailure",
+            evalue="f failed hidden case 2 of 30.",
             traceback=["---> 3 check(f, hidden=True, secret=42)", "CheckFailure: f failed hidden case 2 of 30."],
         ),
     ]

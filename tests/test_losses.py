@@ -50,8 +50,11 @@ def test_padding_never_dilutes_or_changes_the_loss():
     assert masked_cross_entropy(logits2, targets2, mask).item() == pytest.approx(base.item(), rel=1e-12)
     # append a block of padding: the mean over real tokens is unchanged
     wide_logits = torch.cat([logits, torch.zeros(3, 5, logits.shape[-1], dtype=logits.dtype)], dim=1)
-    wide = masked_cross_entropy(wide_logits, torch.cat([targets, torch.zeros(3, 5, dtype=torch.long)], 1),
-                                torch.cat([mask, torch.zeros(3, 5, dtype=torch.bool)], 1))
+    wide = masked_cross_entropy(
+        wide_logits,
+        torch.cat([targets, torch.zeros(3, 5, dtype=torch.long)], 1),
+        torch.cat([mask, torch.zeros(3, 5, dtype=torch.bool)], 1),
+    )
     assert wide.item() == pytest.approx(base.item(), rel=1e-12)
 
 

@@ -7,7 +7,6 @@ from seqlearn.data.vocab import Vocab, encode_sentences
 from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import WindowBatches, basics
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
@@ -98,8 +97,16 @@ def test_works_as_training_batches_of_fit(corpus):
     stream, vocab = corpus
     model = BengioNLM(len(vocab), 3, 4, 8, seed=0)
     train = WindowBatches(stream, 3, batch_size=64, shuffle=True, device="cpu")
-    history = fit(model, nlm_loss, torch.optim.Adam(model.parameters(), 1e-2), train,
-                  WindowBatches(stream, 3, batch_size=512, device="cpu"), epochs=2, device="cpu", progress=False)
+    history = fit(
+        model,
+        nlm_loss,
+        torch.optim.Adam(model.parameters(), 1e-2),
+        train,
+        WindowBatches(stream, 3, batch_size=512, device="cpu"),
+        epochs=2,
+        device="cpu",
+        progress=False,
+    )
     assert len(history.train_loss) == 2 and history.val_loss[1] < history.val_loss[0]
 
 

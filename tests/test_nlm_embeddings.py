@@ -19,8 +19,11 @@ def brute_force_neighbours(C, vocab, word, k, skip_specials):
         return 0.0 if nu == 0 or nv == 0 else sum(x * y for x, y in zip(u, v)) / (nu * nv)
 
     w = vocab.stoi[word]
-    scored = [(-cos(C[w], C[u]), u) for u in range(len(vocab))
-              if u != w and not (skip_specials and vocab.itos[u] in ("<unk>", "<s>", "</s>"))]
+    scored = [
+        (-cos(C[w], C[u]), u)
+        for u in range(len(vocab))
+        if u != w and not (skip_specials and vocab.itos[u] in ("<unk>", "<s>", "</s>"))
+    ]
     return [(vocab.itos[u], -s) for s, u in sorted(scored)[:k]]
 
 

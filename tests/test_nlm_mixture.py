@@ -46,8 +46,9 @@ def test_weight_at_the_ends():
 def test_mixture_logprobs_is_the_log_of_the_mixed_probabilities():
     a, b = two_models(seed=3)
     for lam in (0.0, 0.3, 1.0):
-        np.testing.assert_allclose(mixture_logprobs(a, b, lam), np.log(lam * np.exp(a) + (1 - lam) * np.exp(b)),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            mixture_logprobs(a, b, lam), np.log(lam * np.exp(a) + (1 - lam) * np.exp(b)), rtol=1e-12
+        )
     tiny = mixture_logprobs(a - 2000, b - 2000, 0.3)  # no underflow to -inf
     np.testing.assert_allclose(tiny, mixture_logprobs(a, b, 0.3) - 2000, rtol=1e-12)
 

@@ -68,7 +68,7 @@ def test_products_equal_brute_force_and_norms_and_singular_values():
     products = rnn.jacobian_products_vs_lag(J)
     brute = [np.eye(3)]
     for lag in range(1, 7):
-        brute.append(np.linalg.multi_dot([np.eye(3), *J[6 - lag:][::-1]]))  # J_6 J_5 ... J_{7-lag}
+        brute.append(np.linalg.multi_dot([np.eye(3), *J[6 - lag :][::-1]]))  # J_6 J_5 ... J_{7-lag}
     np.testing.assert_allclose(products, np.array(brute), rtol=1e-12, atol=1e-14)
     norms = rnn.product_norms_vs_lag(J)
     np.testing.assert_allclose(norms, [np.linalg.svd(P, compute_uv=False)[0] for P in brute], rtol=1e-12)
@@ -94,7 +94,7 @@ def test_diagonal_recurrence_closed_form():
     z = np.random.default_rng(0).standard_normal((10, 3))
     J = rnn.step_jacobians(z, np.diag(d), "tanh")
     t, lag = 9, 5
-    phi_prime = 1 - np.tanh(z[t - lag:t]) ** 2  # steps t-lag+1 .. t
+    phi_prime = 1 - np.tanh(z[t - lag : t]) ** 2  # steps t-lag+1 .. t
     expected = np.diag(d**lag * phi_prime.prod(axis=0))
     np.testing.assert_allclose(rnn.jacobian_product(J, t, lag), expected, rtol=1e-12)
     norms = rnn.product_norms_vs_lag(np.stack([np.diag(d)] * 10))
@@ -189,8 +189,12 @@ def test_bad_input():
 
 def test_graded_references_refuse_under_grading():
     J = np.stack([np.eye(2)] * 3)
-    calls = [lambda: rnn.step_jacobians(np.zeros((3, 2)), np.eye(2)), lambda: rnn.jacobian_product(J, 3, 2),
-             lambda: rnn.product_norms_vs_lag(J), lambda: rnn.gradient_regime(np.eye(2))]
+    calls = [
+        lambda: rnn.step_jacobians(np.zeros((3, 2)), np.eye(2)),
+        lambda: rnn.jacobian_product(J, 3, 2),
+        lambda: rnn.product_norms_vs_lag(J),
+        lambda: rnn.gradient_regime(np.eye(2)),
+    ]
     for call in calls:
         with student_code(), pytest.raises(ReferenceCallError):
             call()
@@ -199,12 +203,16 @@ def test_graded_references_refuse_under_grading():
 
 @pytest.mark.parametrize(
     "call",
-    [lambda: rnn.gradient_norm_vs_lag(np.eye(3), 4, "linear"), lambda: rnn.sigma_max(np.eye(2)),
-     lambda: rnn.vanishing_guaranteed(np.eye(2)), lambda: rnn.exploding_possible(np.eye(2)),
-     lambda: rnn.jacobian_products_vs_lag(np.stack([np.eye(2)] * 3)),
-     lambda: rnn.product_singular_values_vs_lag(np.stack([np.eye(2)] * 3)),
-     lambda: rnn.elman_preactivations(np.zeros((3, 2)), np.zeros(2), np.eye(2), np.eye(2), np.zeros(2)),
-     lambda: rnn.global_grad_norm([np.ones(3)])],
+    [
+        lambda: rnn.gradient_norm_vs_lag(np.eye(3), 4, "linear"),
+        lambda: rnn.sigma_max(np.eye(2)),
+        lambda: rnn.vanishing_guaranteed(np.eye(2)),
+        lambda: rnn.exploding_possible(np.eye(2)),
+        lambda: rnn.jacobian_products_vs_lag(np.stack([np.eye(2)] * 3)),
+        lambda: rnn.product_singular_values_vs_lag(np.stack([np.eye(2)] * 3)),
+        lambda: rnn.elman_preactivations(np.zeros((3, 2)), np.zeros(2), np.eye(2), np.eye(2), np.zeros(2)),
+        lambda: rnn.global_grad_norm([np.ones(3)]),
+    ],
 )
 def test_helpers_that_would_shortcut_an_exercise_refuse_under_grading(call):
     with student_code(), pytest.raises(ReferenceCallError):

@@ -128,6 +128,7 @@ def test_gradients_are_not_trivially_equal():
 
 # --- truncated BPTT -------------------------------------------------------------------
 
+
 def truncated_autograd(x, targets, params, k1, k2, phi="tanh", loss="mse"):
     """Brute force: each block's losses backpropagated through a forward pass cut at h_{s-k2}."""
     T = x.shape[-2]
@@ -174,15 +175,25 @@ def test_truncation_changes_the_gradient():
     np.testing.assert_allclose(truncated["W_hy"], full["W_hy"], rtol=1e-14)
 
 
-@pytest.mark.parametrize("k1, k2, error", [(0, 3, ValueError), (2, 0, ValueError), (3, 2, ValueError),
-                                           (1.5, 3, TypeError), (2, None, TypeError), (True, 2, TypeError)])
+@pytest.mark.parametrize(
+    "k1, k2, error",
+    [
+        (0, 3, ValueError),
+        (2, 0, ValueError),
+        (3, 2, ValueError),
+        (1.5, 3, TypeError),
+        (2, None, TypeError),
+        (True, 2, TypeError),
+    ],
+)
 def test_bad_truncation(k1, k2, error):
     x, targets, params = problem("mse")
-    with pytest.raises(error, match="k1|k2"):
+    with pytest.raises(error, match=r"k1|k2"):
         rnn.truncated_bptt_gradients(x, targets, **params, k1=k1, k2=k2)
 
 
 # --- clipping -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("threshold", [0.1, 1.0, 100.0])
 def test_clipping_matches_torch(threshold):
@@ -225,6 +236,7 @@ def test_clipping_bad_gradients():
 
 
 # --- bad input ------------------------------------------------------------------------
+
 
 def test_bad_shapes_are_named():
     x, targets, p = problem("mse")
@@ -269,8 +281,11 @@ def test_unknown_nonlinearity():
 
 def test_graded_references_refuse_under_grading():
     x, targets, p = problem("mse")
-    for f, args in [(rnn.elman_forward, (x,)), (rnn.bptt_gradients, (x, targets)),
-                    (rnn.bptt_gradients_unrolled, (x, targets))]:
+    for f, args in [
+        (rnn.elman_forward, (x,)),
+        (rnn.bptt_gradients, (x, targets)),
+        (rnn.bptt_gradients_unrolled, (x, targets)),
+    ]:
         with student_code(), pytest.raises(ReferenceCallError, match=f.__name__):
             f(*args, **p)
         f(*args, **p)

@@ -395,7 +395,7 @@ class _Raised:
     location: str
 
     @classmethod
-    def from_exception(cls, exc: BaseException) -> "_Raised":
+    def from_exception(cls, exc: BaseException) -> _Raised:
         return cls(type(exc).__name__, str(exc), _student_location(exc))
 
     def describe(self, hidden: bool) -> str:

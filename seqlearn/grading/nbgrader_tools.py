@@ -246,7 +246,7 @@ def generate_exercises(root, assignments=None) -> list[Path]:
     return written
 
 
-def _normalized(notebook: NotebookNode) -> dict:
+def _normalized(notebook: NotebookNode) -> NotebookNode:
     data = nbformat.from_dict(notebook)
     for key in _VOLATILE_METADATA:
         data.metadata.pop(key, None)
@@ -274,8 +274,8 @@ def release_differences(expected_dir, actual_dir) -> list[str]:
     return problems
 
 
-def _notebook_differences(rel, expected: NotebookNode, actual: NotebookNode) -> list[str]:
-    expected, actual = _normalized(expected), _normalized(actual)
+def _notebook_differences(rel, expected_notebook: NotebookNode, actual_notebook: NotebookNode) -> list[str]:
+    expected, actual = _normalized(expected_notebook), _normalized(actual_notebook)
     if len(expected.cells) != len(actual.cells):
         return [f"{rel}: {len(expected.cells)} cells vs {len(actual.cells)}"]
     pairs = enumerate(zip(expected.cells, actual.cells))

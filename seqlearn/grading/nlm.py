@@ -404,9 +404,16 @@ BEST_INTERPOLATION_WEIGHT = FunctionCheck(
     random_case=_interpolation_case,
     fixed_cases=(
         Case(INTERPOLATION_EXAMPLE, label="the worked example"),
-        Case({"p_a": np.array([0.5, 0.4, 0.3]), "p_b": np.array([0.1, 0.2, 0.1])}, label="p_a is better on every token"),
-        Case({"p_a": np.array([0.05, 0.2, 0.01]), "p_b": np.array([0.1, 0.3, 0.02])}, label="p_b is better on every token"),
-        Case({"p_a": np.array([0.2, 0.1, 0.4, 0.3]), "p_b": np.array([0.5, 0.3, 0.6, 0.0])}, label="p_b misses a token"),
+        Case(
+            {"p_a": np.array([0.5, 0.4, 0.3]), "p_b": np.array([0.1, 0.2, 0.1])}, label="p_a is better on every token"
+        ),
+        Case(
+            {"p_a": np.array([0.05, 0.2, 0.01]), "p_b": np.array([0.1, 0.3, 0.02])},
+            label="p_b is better on every token",
+        ),
+        Case(
+            {"p_a": np.array([0.2, 0.1, 0.4, 0.3]), "p_b": np.array([0.5, 0.3, 0.6, 0.0])}, label="p_b misses a token"
+        ),
         Case({"p_a": np.array([0.2, 0.1, 0.4]), "p_b": np.array([0.5, 0.3])}, label="arrays of different lengths"),
     ),
     hint="maximise l(lambda) = mean_t log(lambda p_a,t + (1 - lambda) p_b,t) over [0, 1]: l is concave, so return 0 "
@@ -422,7 +429,13 @@ BEST_INTERPOLATION_WEIGHT = FunctionCheck(
 CHECKS = MappingProxyType(
     {
         check.name: check
-        for check in (CONTEXT_WINDOWS, NLM_LOGITS, MASKED_CROSS_ENTROPY, PERPLEXITY_FROM_LOSS, BEST_INTERPOLATION_WEIGHT)
+        for check in (
+            CONTEXT_WINDOWS,
+            NLM_LOGITS,
+            MASKED_CROSS_ENTROPY,
+            PERPLEXITY_FROM_LOSS,
+            BEST_INTERPOLATION_WEIGHT,
+        )
     }
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""

@@ -120,10 +120,12 @@ def _elman_variants(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh") -> dict[str, 
         "the recurrence multiplies the previous state as W_hh @ h_{t-1} (that is, h_prev @ W_hh.T for a row), "
         "not W_hh.T @ h_{t-1}": (h_T[1:], h_T[1:] @ W_hy.T + b_y),
         "the output reads the state after the nonlinearity: y_t = W_hy h_t + b_y, not W_hy z_t + b_y": (
-            h[1:], z @ W_hy.T + b_y,
+            h[1:],
+            z @ W_hy.T + b_y,
         ),
         "add the biases b_h (inside phi) and b_y (in the output)": (
-            _states(x, h0, W_hh, W_xh, 0 * b_h, phi)[1][1:], _states(x, h0, W_hh, W_xh, 0 * b_h, phi)[1][1:] @ W_hy.T,
+            _states(x, h0, W_hh, W_xh, 0 * b_h, phi)[1][1:],
+            _states(x, h0, W_hh, W_xh, 0 * b_h, phi)[1][1:] @ W_hy.T,
         ),
     }
 
@@ -142,15 +144,16 @@ def _elman_hint(case: Case, expected, got) -> str | None:
     if h.shape != want_h.shape or y.shape != want_y.shape:
         return None
     phi = _phi_of(case)
-    if _same(h, want_h) and not _same(y, want_y):
-        if _same(y, activation(want_h @ case.inputs["W_hy"].T + case.inputs["b_y"], phi)):
-            return "the output is linear: y_t = W_hy h_t + b_y, without a nonlinearity"
+    linear_y = activation(want_h @ case.inputs["W_hy"].T + case.inputs["b_y"], phi)
+    if _same(h, want_h) and not _same(y, want_y) and _same(y, linear_y):
+        return "the output is linear: y_t = W_hy h_t + b_y, without a nonlinearity"
     inputs = {k: v for k, v in case.inputs.items() if k != "phi"}
     for advice, (vh, vy) in _elman_variants(**inputs, phi=phi).items():
         if _same(h, vh) and _same(y, vy) and not (_same(vh, want_h) and _same(vy, want_y)):
             return advice
-    if phi != "tanh" and _same(h, _states(**{k: inputs[k] for k in ("x", "h0", "W_hh", "W_xh", "b_h")},
-                                          phi="tanh")[1][1:]):
+    if phi != "tanh" and _same(
+        h, _states(**{k: inputs[k] for k in ("x", "h0", "W_hh", "W_xh", "b_h")}, phi="tanh")[1][1:]
+    ):
         return f"use the nonlinearity named by phi (here {phi!r}), not always tanh"
     return None
 
@@ -183,8 +186,9 @@ def _bptt_case(rng: np.random.Generator) -> Case:
     return _with_phi({"x": network.pop("x"), "targets": targets, **network}, rng)
 
 
-def _bptt_variant(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", *, use_dphi=True, recurse=True,
-                  transpose=False, state_lag=1) -> dict[str, np.ndarray]:
+def _bptt_variant(
+    x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", *, use_dphi=True, recurse=True, transpose=False, state_lag=1
+) -> dict[str, np.ndarray]:
     """BPTT gradients (squared error), optionally with a usual mistake."""
     z, h = _states(x, h0, W_hh, W_xh, b_h, phi)
     e = h[1:] @ W_hy.T + b_y - targets  # (T, O)
@@ -217,12 +221,21 @@ def _bptt_hint(case: Case, expected, got) -> str | None:
         if key in got and got[key].shape != expected[key].shape and got[key].shape == expected[key].shape[::-1]:
             return f"each gradient has the shape of its parameter: the gradient of {key} is {expected[key].shape}"
     mistakes = (
-        ({"use_dphi": False}, "multiply by phi'(z_t): delta_t = phi'(z_t) * (g_t + W_hh^T delta_{t+1}), elementwise "
-         "(phi' is 1 - tanh^2 z for tanh, s (1 - s) for the sigmoid, 1 for 'linear')"),
-        ({"recurse": False}, "your backward pass stops after one step: the error also flows back through the "
-         "recurrence, delta_t = phi'(z_t) * (g_t + W_hh^T delta_{t+1}), from t = T down to 1, with delta_{T+1} = 0"),
-        ({"transpose": True}, "the error flows back through the transpose: W_hh^T delta_{t+1} (delta @ W_hh for a "
-         "row), not W_hh delta_{t+1}"),
+        (
+            {"use_dphi": False},
+            "multiply by phi'(z_t): delta_t = phi'(z_t) * (g_t + W_hh^T delta_{t+1}), elementwise "
+            "(phi' is 1 - tanh^2 z for tanh, s (1 - s) for the sigmoid, 1 for 'linear')",
+        ),
+        (
+            {"recurse": False},
+            "your backward pass stops after one step: the error also flows back through the "
+            "recurrence, delta_t = phi'(z_t) * (g_t + W_hh^T delta_{t+1}), from t = T down to 1, with delta_{T+1} = 0",
+        ),
+        (
+            {"transpose": True},
+            "the error flows back through the transpose: W_hh^T delta_{t+1} (delta @ W_hh for a "
+            "row), not W_hh delta_{t+1}",
+        ),
         ({"state_lag": 0}, "z_t depends on the PREVIOUS state: dL/dW_hh = sum_t delta_t h_{t-1}^T, with h_0 for t = 1"),
     )
     for options, advice in mistakes:
@@ -235,8 +248,10 @@ def _bptt_hint(case: Case, expected, got) -> str | None:
     if recurrent_ok and "h0" in got and not _same(got["h0"], expected["h0"]):
         return "h_0 enters only z_1 = W_hh h_0 + ...: its gradient is W_hh^T delta_1 (delta_1 = dL/dz_1)"
     if recurrent_ok and not all(k in got and _same(got[k], expected[k]) for k in ("W_hy", "b_y")):
-        return "the readout gradients need no recursion: dL/dW_hy = sum_t e_t h_t^T and dL/db_y = sum_t e_t, " \
-               "with e_t = y_t - target_t"
+        return (
+            "the readout gradients need no recursion: dL/dW_hy = sum_t e_t h_t^T and dL/db_y = sum_t e_t, "
+            "with e_t = y_t - target_t"
+        )
     return None
 
 
@@ -245,11 +260,24 @@ BPTT_GRADIENTS = FunctionCheck(
     reference=bptt_gradients,
     random_case=_bptt_case,
     fixed_cases=(
-        Case({"x": EXAMPLE_NETWORK["x"], "targets": EXAMPLE_TARGETS,
-              **{k: v for k, v in EXAMPLE_NETWORK.items() if k != "x"}}, label="the worked example"),
-        Case({"x": EXAMPLE_NETWORK["x"], "targets": EXAMPLE_TARGETS,
-              **{k: v for k, v in EXAMPLE_NETWORK.items() if k != "x"}, "phi": "sigmoid"},
-             keywords=("phi",), label="the worked example with phi='sigmoid'"),
+        Case(
+            {
+                "x": EXAMPLE_NETWORK["x"],
+                "targets": EXAMPLE_TARGETS,
+                **{k: v for k, v in EXAMPLE_NETWORK.items() if k != "x"},
+            },
+            label="the worked example",
+        ),
+        Case(
+            {
+                "x": EXAMPLE_NETWORK["x"],
+                "targets": EXAMPLE_TARGETS,
+                **{k: v for k, v in EXAMPLE_NETWORK.items() if k != "x"},
+                "phi": "sigmoid",
+            },
+            keywords=("phi",),
+            label="the worked example with phi='sigmoid'",
+        ),
     ),
     hint="run the forward pass keeping z_t and h_t; e_t = y_t - target_t, g_t = W_hy^T e_t; backwards from t = T: "
     "delta_t = phi'(z_t) * (g_t + W_hh^T delta_{t+1}) with delta_{T+1} = 0; then dW_hh = sum_t delta_t h_{t-1}^T, "
@@ -354,10 +382,7 @@ def _clip_case(rng: np.random.Generator) -> Case:
     arrays = [scale * rng.normal(0.0, 1.0, size=shape) for scale, shape in zip(scales, shapes)]
     norm = float(np.sqrt(sum(np.sum(a**2) for a in arrays)))
     threshold = float(norm * rng.choice([rng.uniform(0.05, 0.9), rng.uniform(1.1, 3.0)], p=[0.6, 0.4]))
-    if rng.random() < 0.5:
-        grads = dict(zip(GRADIENT_KEYS, arrays))
-    else:
-        grads = arrays
+    grads: dict[str, np.ndarray] | list[np.ndarray] = dict(zip(GRADIENT_KEYS, arrays)) if rng.random() < 0.5 else arrays
     return Case({"grads": grads, "threshold": threshold})
 
 
@@ -385,8 +410,10 @@ def _clip_hint(case: Case, expected, got) -> str | None:
     if all(_same(g, p) for g, p in zip(got_arrays, per_array)) and not all(
         _same(p, w) for p, w in zip(per_array, _values(want_clipped))
     ):
-        return "clip with the GLOBAL norm of all gradients together, sqrt(sum_i ||g_i||^2), and scale every array " \
-               "by the same factor threshold / norm: clipping each array on its own changes the update's direction"
+        return (
+            "clip with the GLOBAL norm of all gradients together, sqrt(sum_i ||g_i||^2), and scale every array "
+            "by the same factor threshold / norm: clipping each array on its own changes the update's direction"
+        )
     if want_norm <= threshold and all(_same(g, a) for g, a in zip(got_arrays, always)):
         return "clip only when the norm exceeds the threshold: below it the gradients are returned unchanged"
     if all(_same(g, w) for g, w in zip(got_arrays, _values(want_clipped))):
@@ -404,8 +431,9 @@ CLIP_GRAD_NORM = FunctionCheck(
     fixed_cases=(
         Case({"grads": EXAMPLE_GRADS, "threshold": 1.0}, label="the worked example"),
         Case({"grads": EXAMPLE_GRADS, "threshold": 10.0}, label="the worked example below the threshold"),
-        Case({"grads": [np.array([3.0, 0.0]), np.array([[0.0], [4.0]])], "threshold": 2.5},
-             label="a list of gradients"),
+        Case(
+            {"grads": [np.array([3.0, 0.0]), np.array([[0.0], [4.0]])], "threshold": 2.5}, label="a list of gradients"
+        ),
     ),
     hint="norm = sqrt(sum over all arrays of the sum of their squared entries); if norm > threshold multiply every "
     "array by threshold / norm, else keep them; return the pair (clipped, norm) with norm the global norm before "
@@ -458,18 +486,27 @@ def _regime_hint(case: Case, expected, got) -> str | None:
     W, phi = np.asarray(case.inputs["W_hh"], dtype=float), case.inputs.get("phi", "tanh")
     if got not in ("vanishing", "may explode", "boundary"):
         return "return one of the three strings 'vanishing', 'may explode' and 'boundary'"
-    gamma, sigma = GAMMA[phi], np.linalg.norm(W, 2)
+    gamma, sigma = GAMMA[phi], float(np.linalg.norm(W, 2))
     rho = np.max(np.abs(np.linalg.eigvals(W)))
     candidates = [
-        (_regime_from(gamma * rho), "use the largest singular value sigma_max(W_hh) = np.linalg.norm(W_hh, 2), not "
-         "the spectral radius (the largest |eigenvalue|): for a non-normal matrix sigma_max can exceed 1/gamma while "
-         "rho < 1/gamma"),
-        (_regime_from(sigma) if phi == "sigmoid" else expected, "for the sigmoid gamma = max |sigma'(z)| = 1/4: "
-         "compare gamma * sigma_max with 1, i.e. sigma_max with 4"),
-        (_regime_from(gamma * np.linalg.norm(W)), "use the spectral norm np.linalg.norm(W_hh, 2), not the Frobenius "
-         "norm np.linalg.norm(W_hh)"),
-        (got if expected == "boundary" else expected, "gamma * sigma_max equal to 1 (to a relative 1e-12) is "
-         "'boundary': neither condition holds strictly"),
+        (
+            _regime_from(gamma * rho),
+            "use the largest singular value sigma_max(W_hh) = np.linalg.norm(W_hh, 2), not "
+            "the spectral radius (the largest |eigenvalue|): for a non-normal matrix sigma_max can exceed 1/gamma "
+            "while rho < 1/gamma",
+        ),
+        (
+            _regime_from(sigma) if phi == "sigmoid" else expected,
+            "for the sigmoid gamma = max |sigma'(z)| = 1/4: compare gamma * sigma_max with 1, i.e. sigma_max with 4",
+        ),
+        (
+            _regime_from(gamma * float(np.linalg.norm(W))),
+            "use the spectral norm np.linalg.norm(W_hh, 2), not the Frobenius norm np.linalg.norm(W_hh)",
+        ),
+        (
+            got if expected == "boundary" else expected,
+            "gamma * sigma_max equal to 1 (to a relative 1e-12) is 'boundary': neither condition holds strictly",
+        ),
     ]
     matching = [advice for regime, advice in candidates if got == regime != expected]
     if matching:

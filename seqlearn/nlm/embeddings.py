@@ -79,8 +79,9 @@ def nearest_neighbours(C, vocab: Vocab, word: str, k: int = 5, skip_specials: bo
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
     w = vocab.stoi[word]
-    candidates = np.array([u for u in range(len(vocab))
-                           if u != w and not (skip_specials and vocab.itos[u] in SPECIALS)], dtype=np.int64)
+    candidates = np.array(
+        [u for u in range(len(vocab)) if u != w and not (skip_specials and vocab.itos[u] in SPECIALS)], dtype=np.int64
+    )
     sims = cosine_similarities(C, w)[candidates]
     best = candidates[np.argsort(-sims, kind="stable")[:k]]
     return [(vocab.itos[u], float(s)) for u, s in zip(best, cosine_similarities(C, w)[best])]

@@ -119,8 +119,9 @@ def _check_rnn(x, h0, W_hh, W_xh, b_h):
         raise ValueError("x must hold at least one time step (T >= 1)")
     W_xh, b_h = _float_array("W_xh", W_xh, 2), _float_array("b_h", b_h, 1)
     if W_xh.shape != (H, D):
-        raise ValueError(f"W_xh must have shape (H, D) = {(H, D)} for W_hh {W_hh.shape} and x {x.shape}, "
-                         f"got {W_xh.shape}")
+        raise ValueError(
+            f"W_xh must have shape (H, D) = {(H, D)} for W_hh {W_hh.shape} and x {x.shape}, got {W_xh.shape}"
+        )
     if b_h.shape != (H,):
         raise ValueError(f"b_h must have shape (H,) = {(H,)}, got {b_h.shape}")
     h0 = _float_array("h0", h0, (1, 2))
@@ -274,8 +275,9 @@ def _readout_grads(h, e):
 
 
 @reference
-def bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str = "tanh",
-                   loss: str = "mse") -> dict[str, np.ndarray]:
+def bptt_gradients(
+    x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str = "tanh", loss: str = "mse"
+) -> dict[str, np.ndarray]:
     r"""All parameter gradients of the loss by backpropagation through time (the backward recursion).
 
     With :math:`e_t = \partial L_t / \partial y_t` and :math:`g_t = W_{hy}^\top e_t =
@@ -317,7 +319,11 @@ def bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str = "tanh"
         np.einsum("bti,btj->ij", delta, h[:, :-1]),
         np.einsum("bti,btd->id", delta, x),
         delta.sum(axis=(0, 1)),
-        dW_hy, db_y, carry, batched, h0_shared,
+        dW_hy,
+        db_y,
+        carry,
+        batched,
+        h0_shared,
     )
 
 
@@ -328,8 +334,9 @@ def _check_truncation(k1, k2) -> tuple[int, int]:
         if k < 1:
             raise ValueError(f"{name} must be >= 1, got {k}")
     if k2 < k1:
-        raise ValueError(f"k2 (steps backpropagated) must be >= k1 (steps between backward passes), "
-                         f"got k1={k1}, k2={k2}")
+        raise ValueError(
+            f"k2 (steps backpropagated) must be >= k1 (steps between backward passes), got k1={k1}, k2={k2}"
+        )
     return int(k1), int(k2)
 
 
@@ -341,8 +348,20 @@ def _backward_at(t: int, T: int, k1: int | None, k2: int | None) -> int:
 
 
 @reference
-def bptt_gradients_unrolled(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str = "tanh", loss: str = "mse",
-                            k1: int | None = None, k2: int | None = None) -> dict[str, np.ndarray]:
+def bptt_gradients_unrolled(
+    x,
+    targets,
+    h0,
+    W_hh,
+    W_xh,
+    b_h,
+    W_hy,
+    b_y,
+    phi: str = "tanh",
+    loss: str = "mse",
+    k1: int | None = None,
+    k2: int | None = None,
+) -> dict[str, np.ndarray]:
     r"""The same gradients as :func:`bptt_gradients`, from the double sum over Jacobian products.
 
     Each loss term :math:`L_t` reaches a parameter :math:`\theta` through every earlier state
@@ -378,7 +397,7 @@ def bptt_gradients_unrolled(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str
     dh0 = np.zeros((B, H))
     for t in range(1, T + 1):
         g_t = e[:, t - 1] @ W_hy  # (B, H) dL_t/dh_t
-        first_k = 1 if k1 is None else _backward_at(t, T, k1, k2) - k2 + 1
+        first_k = 1 if k1 is None or k2 is None else _backward_at(t, T, k1, k2) - k2 + 1
         P = np.broadcast_to(np.eye(H), (B, H, H))  # dh_t/dh_k, starting at k = t
         for k in range(t, 0, -1):
             if k < first_k:
@@ -395,8 +414,9 @@ def bptt_gradients_unrolled(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str
 
 
 @reference
-def truncated_bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, k1: int, k2: int, phi: str = "tanh",
-                             loss: str = "mse") -> dict[str, np.ndarray]:
+def truncated_bptt_gradients(
+    x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, k1: int, k2: int, phi: str = "tanh", loss: str = "mse"
+) -> dict[str, np.ndarray]:
     r"""Gradients of truncated BPTT(k1, k2) (Williams & Peng 1990; Sutskever 2013).
 
     The forward pass runs over the whole sequence; every ``k1`` steps, at
