@@ -42,6 +42,7 @@ import torch
 
 from seqlearn.data.synthetic import MarkovSource, ToyEnglish
 from seqlearn.data.vocab import Vocab, encode_sentences
+from seqlearn.lm import perplexity, token_logprobs
 from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import (
     BengioNLM,
@@ -50,16 +51,19 @@ from seqlearn.nlm import (
     evaluate_mixture,
     make_optimizer,
     nlm_loss,
-    perplexity,
-    token_logprobs,
     train_nlm,
 )
 from seqlearn.training import fit
 
 FALLBACK = (0.5, 1.0, 1.5)
-CHAPTER = dict(n=3, m=30, h=64)
-PTB = dict(n=5, m=100, h=300)
+CHAPTER = dict(order=3, embedding_dim=30, hidden_size=64)  # n, m, h
+PTB = dict(order=5, embedding_dim=100, hidden_size=300)
 BATCH = 256
+
+
+def math_sizes(size: dict) -> str:
+    """The paper's letters for a model size: ``n=3 m=30 h=64``."""
+    return f"n={size['order']} m={size['embedding_dim']} h={size['hidden_size']}"
 
 
 def markov_corpus(source: MarkovSource, n_tokens: int, seed: int) -> tuple[np.ndarray, Vocab]:
@@ -83,15 +87,19 @@ def sentences_prefix(stream: np.ndarray, n_sentences: int) -> np.ndarray:
 
 def train_speed(size: dict, V: int, stream: np.ndarray, device, repeats: int) -> float:
     """Best target tokens per second of one training epoch, over ``repeats`` epochs (after a warm-up)."""
-    model = BengioNLM(V, size["n"], size["m"], size["h"], seed=0)
+    model = BengioNLM(V, **size, seed=0)
     train_nlm(model, sentences_prefix(stream, 50), None, epochs=1, batch_size=BATCH, device=device, progress=False)
-    return max(train_nlm(model, stream, None, epochs=1, batch_size=BATCH, device=device, seed=r,
-                         progress=False).tokens_per_second for r in range(repeats))
+    return max(
+        train_nlm(
+            model, stream, None, epochs=1, batch_size=BATCH, device=device, seed=r, progress=False
+        ).tokens_per_second
+        for r in range(repeats)
+    )
 
 
 def eval_speed(size: dict, V: int, stream: np.ndarray, device, repeats: int) -> float:
     """Best target tokens per second of ``token_logprobs`` over ``repeats`` runs."""
-    model = BengioNLM(V, size["n"], size["m"], size["h"], seed=0).to(device)
+    model = BengioNLM(V, **size, seed=0).to(device)
     token_logprobs(model, sentences_prefix(stream, 50), device=device)
     rates = []
     for _ in range(repeats):
@@ -104,8 +112,9 @@ def eval_speed(size: dict, V: int, stream: np.ndarray, device, repeats: int) -> 
 class PlainNLM(torch.nn.Module):
     """The same model from standard layers (what one writes without seqlearn)."""
 
-    def __init__(self, V, n, m, h):
+    def __init__(self, vocab_size, order, embedding_dim, hidden_size):
         super().__init__()
+        V, n, m, h = vocab_size, order, embedding_dim, hidden_size
         self.embedding = torch.nn.Embedding(V, m)
         self.hidden = torch.nn.Linear((n - 1) * m, h)
         self.output = torch.nn.Linear(h, V)
@@ -118,11 +127,12 @@ class PlainNLM(torch.nn.Module):
 
 def peer_train_speed(stream: np.ndarray, V: int, size: dict, repeats: int) -> tuple[float, float]:
     """(best tokens/s, MiB of materialised windows) of the DataLoader + nn.Linear peer, on the CPU."""
-    contexts, targets = (torch.from_numpy(a) for a in basics.context_windows(stream, size["n"]))
+    contexts, targets = (torch.from_numpy(a) for a in basics.context_windows(stream, size["order"]))
     mib = (contexts.numel() + targets.numel()) * 8 / 2**20
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(contexts, targets), batch_size=BATCH,
-                                         shuffle=True)
-    model = PlainNLM(V, size["n"], size["m"], size["h"])
+    loader = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(contexts, targets), batch_size=BATCH, shuffle=True
+    )
+    model = PlainNLM(V, **size)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     rates = []
     for _ in range(repeats):
@@ -151,18 +161,22 @@ def throughput(devices: list[str], args) -> None:
                 n_tokens = args.ptb_tokens_cpu if device == "cpu" else args.ptb_tokens_gpu
                 stream, V = markov_corpus(ptb_source, n_tokens, seed=1)[0], ptb_source.vocab_size + 3
             rates[name, device] = train = train_speed(size, V, stream, device, args.repeats)
-            label = f"{name} |V|={V} n={size['n']} m={size['m']} h={size['h']}"
-            print(f"{label:<42}{device:<8}{train:>14,.0f}{eval_speed(size, V, stream, device, args.repeats):>14,.0f}",
-                  flush=True)
+            label = f"{name} |V|={V} {math_sizes(size)}"
+            print(
+                f"{label:<42}{device:<8}{train:>14,.0f}{eval_speed(size, V, stream, device, args.repeats):>14,.0f}",
+                flush=True,
+            )
     for name in ("chapter", "PTB-sized"):
         if "cuda" in devices and "cpu" in devices:
             print(f"GPU / CPU training speed, {name}: {rates[name, 'cuda'] / rates[name, 'cpu']:.1f}x")
     if "cpu" in devices:
         peer, mib = peer_train_speed(toy_train, len(toy_vocab), CHAPTER, args.repeats)
         held = (8 * len(toy_train) + 9 * int((toy_train != Vocab.bos_id).sum())) / 2**20
-        print(f"peer: nn.Embedding/nn.Linear + DataLoader over all windows materialised ({mib:.1f} MiB; "
-              f"WindowBatches hold {held:.1f} MiB at any n), chapter size, cpu: {peer:,.0f} tok/s; "
-              f"seqlearn / peer = {rates['chapter', 'cpu'] / peer:.2f}x")
+        print(
+            f"peer: nn.Embedding/nn.Linear + DataLoader over all windows materialised ({mib:.1f} MiB; "
+            f"WindowBatches hold {held:.1f} MiB at any n), chapter size, cpu: {peer:,.0f} tok/s; "
+            f"seqlearn / peer = {rates['chapter', 'cpu'] / peer:.2f}x"
+        )
 
 
 def chapter_experiment(device: str) -> None:
@@ -174,33 +188,42 @@ def chapter_experiment(device: str) -> None:
     models = [ModifiedKneserNey(k, fallback_discounts=FALLBACK).fit(train, vocab) for k in range(2, 9)]
     kn = min(models, key=lambda model: model.perplexity(val))
     print(f"modified KN orders 2..8 fitted and compared in {time.perf_counter() - start:.1f} s; best order {kn.order}")
-    model = BengioNLM(len(vocab), CHAPTER["n"], CHAPTER["m"], CHAPTER["h"], seed=0)
-    history = train_nlm(model, train, val, epochs=3, batch_size=BATCH, lr=3e-3, device=device, seed=0,
-                        progress=False)
-    print(f"NLM (n={CHAPTER['n']}, m={CHAPTER['m']}, h={CHAPTER['h']}, Adam 3e-3, batch {BATCH}, 3 epochs) "
-          f"trained in {history.seconds:.1f} s ({history.tokens_per_second:,.0f} tok/s incl. validation); "
-          f"validation perplexity by epoch {[round(p, 3) for p in history.val_perplexity]}")
-    report = evaluate_mixture(token_logprobs(model, val), kn.token_logprobs(val),
-                              token_logprobs(model, test), kn.token_logprobs(test))
+    model = BengioNLM(len(vocab), **CHAPTER, seed=0)
+    history = train_nlm(model, train, val, epochs=3, batch_size=BATCH, lr=3e-3, device=device, seed=0, progress=False)
+    print(
+        f"NLM ({math_sizes(CHAPTER)}, Adam 3e-3, batch {BATCH}, 3 epochs) "
+        f"trained in {history.seconds:.1f} s ({history.tokens_per_second:,.0f} tok/s incl. validation); "
+        f"validation perplexity by epoch {[round(p, 3) for p in history.val_perplexity]}"
+    )
+    report = evaluate_mixture(
+        token_logprobs(model, val), kn.token_logprobs(val), token_logprobs(model, test), kn.token_logprobs(test)
+    )
     better = min(report.perplexity_a, report.perplexity_b)
-    print(f"test perplexity: KN {report.perplexity_b:.3f}, NLM {report.perplexity_a:.3f} "
-          f"({report.perplexity_a / report.perplexity_b:.3f}x KN), mixture {report.perplexity_mixture:.3f} "
-          f"(lambda = {report.lam:.3f}; {report.perplexity_mixture / better:.3f}x the better model)")
+    print(
+        f"test perplexity: KN {report.perplexity_b:.3f}, NLM {report.perplexity_a:.3f} "
+        f"({report.perplexity_a / report.perplexity_b:.3f}x KN), mixture {report.perplexity_mixture:.3f} "
+        f"(lambda = {report.lam:.3f}; {report.perplexity_mixture / better:.3f}x the better model)"
+    )
 
 
 def time_to_reach_kn(device: str, args) -> None:
-    print(f"\n3. Time for the NLM to reach modified Kneser-Ney (MarkovSource(200, 2), "
-          f"{args.reach_tokens:,} training tokens, {device})")
+    print(
+        f"\n3. Time for the NLM to reach modified Kneser-Ney (MarkovSource(200, 2), "
+        f"{args.reach_tokens:,} training tokens, {device})"
+    )
     source = MarkovSource(200, 2, seed=0)
-    (train, vocab), (val, _), (test, _) = (markov_corpus(source, n, seed)
-                                           for n, seed in ((args.reach_tokens, 1), (100_000, 2), (100_000, 3)))
+    (train, vocab), (val, _), (test, _) = (
+        markov_corpus(source, n, seed) for n, seed in ((args.reach_tokens, 1), (100_000, 2), (100_000, 3))
+    )
     start = time.perf_counter()
     models = [ModifiedKneserNey(k, fallback_discounts=FALLBACK).fit(train, vocab) for k in range(2, 6)]
     kn_seconds = (time.perf_counter() - start) / len(models)
     kn = min(models, key=lambda model: model.perplexity(val))
     target = kn.perplexity(test)
-    print(f"modified KN, best order {kn.order}: test perplexity {target:.3f} (one fit: {kn_seconds:.2f} s); "
-          f"the source's entropy rate is perplexity {math.exp(source.entropy_rate()):.3f}")
+    print(
+        f"modified KN, best order {kn.order}: test perplexity {target:.3f} (one fit: {kn_seconds:.2f} s); "
+        f"the source's entropy rate is perplexity {math.exp(source.entropy_rate()):.3f}"
+    )
     model = BengioNLM(len(vocab), 3, 30, 100, seed=0).to(device)
     batches = WindowBatches(train, 3, BATCH, shuffle=True, seed=0, vocab_size=len(vocab), device=device)
     opt = make_optimizer(model, "adam", lr=3e-3)
@@ -212,11 +235,15 @@ def time_to_reach_kn(device: str, args) -> None:
         ppl = perplexity(model, test, device=device)
         print(f"  epoch {epoch}: NLM (n=3, m=30, h=100) test perplexity {ppl:.3f} after {seconds:.1f} s", flush=True)
         if ppl <= target:
-            print(f"the NLM reaches KN's test perplexity after {epoch} epochs: {seconds:.1f} s of training, "
-                  f"{seconds / kn_seconds:.0f}x the time to fit one KN model")
+            print(
+                f"the NLM reaches KN's test perplexity after {epoch} epochs: {seconds:.1f} s of training, "
+                f"{seconds / kn_seconds:.0f}x the time to fit one KN model"
+            )
             return
-    print(f"the NLM did not reach KN's {target:.3f} within {args.max_epochs} epochs ({seconds:.1f} s, "
-          f"{seconds / kn_seconds:.0f}x the time to fit one KN model)")
+    print(
+        f"the NLM did not reach KN's {target:.3f} within {args.max_epochs} epochs ({seconds:.1f} s, "
+        f"{seconds / kn_seconds:.0f}x the time to fit one KN model)"
+    )
 
 
 def main() -> None:

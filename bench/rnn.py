@@ -4,7 +4,7 @@
                         [--skip-chapter] [--skip-bptt]
 
 1. Training throughput, in target tokens per second (best of ``--repeats`` epochs), of
-   :class:`seqlearn.rnn.models.RNNLM` (explicit Elman loop, Adam, batches of 64 whole
+   :class:`seqlearn.rnn.RNNLM` (explicit Elman loop, Adam, batches of 64 whole
    sentences bucketed by length, ``masked_cross_entropy``) at the chapter's size
    (``ToyEnglish``, 300k tokens, |V| = 109, m = 32, H = 64, Adam 2e-3) on every device
    present, against the peer a user would write: ``torch.nn.Embedding`` + ``torch.nn.RNN`` + ``torch.nn.Linear``
@@ -28,10 +28,12 @@ from torch import nn
 
 from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy, agreement_examples
 from seqlearn.data.vocab import Vocab, encode_sentences
-from seqlearn.rnn.models import RNNLM, SentenceBatches, agreement_scorer, perplexity, rnn_lm_loss, train_rnn_lm
+from seqlearn.lm import agreement_scorer, perplexity
+from seqlearn.rnn import RNNLM, SentenceBatches, rnn_lm_loss, train_rnn_lm
 from seqlearn.training import fit
 
-CHAPTER = dict(m=32, H=64, batch_size=64, lr=2e-3, clip_grad_norm=1.0)
+SIZES = dict(embedding_dim=32, hidden_size=64)  # the chapter's m and H
+CHAPTER = dict(batch_size=64, lr=2e-3, clip_grad_norm=1.0)
 REFERENCE = {"modified KN (best order)": 12.23, "Chapter 2 NLM n=3": 12.08, "Chapter 2 NLM n=6": 10.21}
 
 
@@ -46,9 +48,11 @@ def toy_corpus():
 class TorchRNNLM(nn.Module):
     """The peer: ``nn.Embedding`` -> ``nn.RNN(tanh)`` -> ``nn.Linear``, same interface as RNNLM."""
 
-    def __init__(self, V: int, m: int, H: int):
+    def __init__(self, vocab_size: int, embedding_dim: int, hidden_size: int):
         super().__init__()
-        self.emb, self.rnn, self.out = nn.Embedding(V, m), nn.RNN(m, H, batch_first=True), nn.Linear(H, V)
+        self.emb = nn.Embedding(vocab_size, embedding_dim)
+        self.rnn = nn.RNN(embedding_dim, hidden_size, batch_first=True)
+        self.out = nn.Linear(hidden_size, vocab_size)
 
     def forward(self, ids, h0=None):
         h, h_T = self.rnn(self.emb(ids), h0)
@@ -65,8 +69,16 @@ def epoch_speed(model, stream, device: str, repeats: int) -> float:
         if device == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        fit(model, rnn_lm_loss, opt, batches, epochs=1, clip_grad_norm=CHAPTER["clip_grad_norm"], device=device,
-            progress=False)
+        fit(
+            model,
+            rnn_lm_loss,
+            opt,
+            batches,
+            epochs=1,
+            clip_grad_norm=CHAPTER["clip_grad_norm"],
+            device=device,
+            progress=False,
+        )
         if device == "cuda":
             torch.cuda.synchronize()
         best = max(best, batches.n_targets / (time.perf_counter() - start))
@@ -74,27 +86,43 @@ def epoch_speed(model, stream, device: str, repeats: int) -> float:
 
 
 def throughput(devices: list[str], repeats: int) -> None:
-    print(f"1. Training throughput (target tokens/s; Adam, batches of {CHAPTER['batch_size']} sentences, "
-          f"m={CHAPTER['m']}, H={CHAPTER['H']}; best of {repeats} epochs)")
+    print(
+        f"1. Training throughput (target tokens/s; Adam, batches of {CHAPTER['batch_size']} sentences, "
+        f"m={SIZES['embedding_dim']}, H={SIZES['hidden_size']}; best of {repeats} epochs)"
+    )
     (train, _, _), vocab = toy_corpus()
     for device in devices:
-        ours = epoch_speed(RNNLM(len(vocab), CHAPTER["m"], CHAPTER["H"], seed=0), train, device, repeats)
+        ours = epoch_speed(RNNLM(len(vocab), **SIZES, seed=0), train, device, repeats)
         torch.manual_seed(0)
-        peer = epoch_speed(TorchRNNLM(len(vocab), CHAPTER["m"], CHAPTER["H"]), train, device, repeats)
-        print(f"   {device:5s} seqlearn RNNLM {ours:10,.0f}   torch.nn.RNN peer {peer:10,.0f}   "
-              f"ratio {ours / peer:.2f}")
+        peer = epoch_speed(TorchRNNLM(len(vocab), **SIZES), train, device, repeats)
+        print(
+            f"   {device:5s} seqlearn RNNLM {ours:10,.0f}   torch.nn.RNN peer {peer:10,.0f}   ratio {ours / peer:.2f}"
+        )
 
 
 def chapter_experiment(device: str, epochs: int) -> None:
     print(f"\n2. The chapter's experiment (ToyEnglish 300k/30k/50k tokens, {epochs} epochs, {device})")
     (train, val, test), vocab = toy_corpus()
-    model = RNNLM(len(vocab), CHAPTER["m"], CHAPTER["H"], seed=0)
-    history = train_rnn_lm(model, train, val, lr=CHAPTER["lr"], epochs=epochs, batch_size=CHAPTER["batch_size"],
-                           clip_grad_norm=CHAPTER["clip_grad_norm"], device=device, progress=False)
-    print(f"   trained in {history.seconds:.1f} s; validation perplexity per epoch "
-          + ", ".join(f"{p:.2f}" for p in history.val_perplexity))
-    print(f"   test perplexity: RNN LM {perplexity(model, test):.2f}   "
-          + "   ".join(f"{k} {v:.2f}" for k, v in REFERENCE.items()))
+    model = RNNLM(len(vocab), **SIZES, seed=0)
+    history = train_rnn_lm(
+        model,
+        train,
+        val,
+        lr=CHAPTER["lr"],
+        epochs=epochs,
+        batch_size=CHAPTER["batch_size"],
+        clip_grad_norm=CHAPTER["clip_grad_norm"],
+        device=device,
+        progress=False,
+    )
+    print(
+        f"   trained in {history.seconds:.1f} s; validation perplexity per epoch "
+        + ", ".join(f"{p:.2f}" for p in history.val_perplexity)
+    )
+    print(
+        f"   test perplexity: RNN LM {perplexity(model, test):.2f}   "
+        + "   ".join(f"{k} {v:.2f}" for k, v in REFERENCE.items())
+    )
     examples = agreement_examples(distances=range(9), n_per_distance=150, seed=0)
     accuracy = agreement_accuracy(agreement_scorer(model, vocab), examples)
     print("   agreement accuracy by distance: " + " ".join(f"{d}:{a:.2f}" for d, a in accuracy.items()))
@@ -140,8 +168,10 @@ def bench_bptt(T: int = 100, B: int = 16, D: int = 8, H: int = 64, O: int = 8, r
     t_np, g_np = best(numpy_grads)
     t_torch, g_torch = best(torch_grads)
     error = max(float(np.max(np.abs(g_np[k] - g_torch[k].numpy()))) for k in g_np)
-    print(f"   NumPy {t_np * 1e3:8.2f} ms   torch autograd {t_torch * 1e3:8.2f} ms   "
-          f"ratio (torch time / NumPy time) {t_torch / t_np:.2f}   max |difference| {error:.1e}")
+    print(
+        f"   NumPy {t_np * 1e3:8.2f} ms   torch autograd {t_torch * 1e3:8.2f} ms   "
+        f"ratio (torch time / NumPy time) {t_torch / t_np:.2f}   max |difference| {error:.1e}"
+    )
 
 
 def main() -> None:

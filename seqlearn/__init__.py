@@ -14,7 +14,8 @@ One subpackage per chapter:
 
 Shared parts: :mod:`seqlearn.data` (vocabularies, synthetic corpora, downloads),
 :mod:`seqlearn.tasks` (synthetic sequence tasks), :mod:`seqlearn.losses` (the masked loss),
-:mod:`seqlearn.training` (one training loop), :mod:`seqlearn.gradcheck` (finite-difference
+:mod:`seqlearn.training` (one training loop), :mod:`seqlearn.lm` (one evaluation of every
+language model: perplexity, the agreement scorer, the training history), :mod:`seqlearn.gradcheck` (finite-difference
 gradient checks), :mod:`seqlearn.device` (device choice, seeding), :mod:`seqlearn.validation`
 (argument checks), :mod:`seqlearn.viz` (style, explorers, labels), :mod:`seqlearn.guard`
 (graded references refuse to run inside answers), :mod:`seqlearn.grading` (what autograder

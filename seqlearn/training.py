@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass, field
 
@@ -27,12 +28,13 @@ __all__ = ["fit", "evaluate", "to_device", "History"]
 
 @dataclass
 class History:
-    """What :func:`fit` did: per-epoch losses, the best epoch and why it stopped."""
+    """What :func:`fit` did: per-epoch losses, the best epoch, why it stopped, how long it took."""
 
     train_loss: list[float] = field(default_factory=list)
     val_loss: list[float] = field(default_factory=list)
     best_epoch: int | None = None
     stopped_early: bool = False
+    seconds: float = 0.0  # wall time of the whole fit, validation included
 
     @property
     def best_val_loss(self) -> float | None:
@@ -164,6 +166,7 @@ def fit(
     Returns
     -------
     History
+        Its ``seconds`` is the wall time of the whole call, validation included.
     """
     from tqdm.auto import tqdm
 
@@ -174,6 +177,7 @@ def fit(
         raise ValueError("early stopping (patience=...) needs val_batches")
     if clip_grad_norm is not None:
         clip_grad_norm = real(clip_grad_norm, "clip_grad_norm", low=0, low_open=True)
+    start = time.perf_counter()
     device = resolve_device(device)
     model.to(device)
     history, best_state = History(), None
@@ -198,4 +202,5 @@ def fit(
                 break
     if best_state is not None:
         model.load_state_dict(best_state)
+    history.seconds = time.perf_counter() - start
     return history

@@ -25,7 +25,10 @@ def test_parameter_count_formula(V, n, m, h, direct):
 
 def test_parameter_names_and_shapes_follow_the_math():
     V, n, m, h = 13, 4, 3, 6
-    shapes = {name: tuple(p.shape) for name, p in BengioNLM(V, n, m, h, seed=0).named_parameters()}
+    model = BengioNLM(vocab_size=V, order=n, embedding_dim=m, hidden_size=h, seed=0)  # torch's argument names
+    assert (model.vocab_size, model.order, model.embedding_dim, model.hidden_size) == (V, n, m, h)
+    assert bengio_parameter_count(vocab_size=V, order=n, embedding_dim=m, hidden_size=h) == model.n_parameters
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
     assert shapes == {"C": (V, m), "H": (h, (n - 1) * m), "d": (h,), "U": (V, h), "b": (V,), "W": (V, (n - 1) * m)}
     no_direct = BengioNLM(V, n, m, h, direct=False, seed=0)
     assert no_direct.W is None and "W" not in dict(no_direct.named_parameters())
@@ -76,16 +79,16 @@ def test_weights_and_biases_partition_the_parameters():
     [
         (dict(order=1), ValueError),
         (dict(order=0), ValueError),
-        (dict(m=0), ValueError),
-        (dict(h=0), ValueError),
+        (dict(embedding_dim=0), ValueError),
+        (dict(hidden_size=0), ValueError),
         (dict(vocab_size=0), ValueError),
         (dict(order=3.0), TypeError),
-        (dict(m=True), TypeError),
+        (dict(embedding_dim=True), TypeError),
         (dict(direct=1), TypeError),
     ],
 )
 def test_bad_sizes(kwargs, error):
-    args = dict(vocab_size=10, order=3, m=4, h=5) | kwargs
+    args = dict(vocab_size=10, order=3, embedding_dim=4, hidden_size=5) | kwargs
     with pytest.raises(error):
         BengioNLM(**args)
 

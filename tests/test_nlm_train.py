@@ -6,22 +6,19 @@ import torch
 
 from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy
 from seqlearn.data.vocab import Vocab, encode_sentences
+from seqlearn.lm import agreement_scorer, perplexity, token_logprobs
 from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import (
     BengioNLM,
     WindowBatches,
-    agreement_scorer,
     basics,
     inverse_time_decay,
     make_optimizer,
     nlm_loss,
     parameter_groups,
-    perplexity,
-    token_logprobs,
     train_nlm,
 )
 from seqlearn.training import fit
-
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -69,13 +66,24 @@ def test_training_beats_the_unigram_model(toy):
 def test_sgd_with_the_paper_schedule_learns(toy):
     train, val, vocab = toy
     model = BengioNLM(len(vocab), 3, 16, 32, seed=0)
-    history = train_nlm(model, train, val, optimizer="sgd", lr=1.0, lr_decay=1e-3, weight_decay=1e-5,
-                        epochs=1, batch_size=128, device="cpu", progress=False)
+    history = train_nlm(
+        model,
+        train,
+        val,
+        optimizer="sgd",
+        lr=1.0,
+        lr_decay=1e-3,
+        weight_decay=1e-5,
+        epochs=1,
+        batch_size=128,
+        device="cpu",
+        progress=False,
+    )
     assert history.val_perplexity[0] < 0.4 * unigram_perplexity(train, val, len(vocab))
 
 
 def test_training_is_reproducible(toy):
-    train, val, vocab = toy
+    train, _, vocab = toy
     short = train[: np.flatnonzero(train == Vocab.bos_id)[200]]
     runs = []
     for _ in range(2):

@@ -1,4 +1,6 @@
 import math
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -7,21 +9,23 @@ import torch
 
 from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy, agreement_examples
 from seqlearn.data.vocab import Vocab, encode_sentences
+from seqlearn.lm import agreement_scorer, perplexity, token_logprobs
 from seqlearn.losses import masked_cross_entropy
 from seqlearn.ngram import AddK
-from seqlearn.rnn.models import (
-    ElmanRNN,
+from seqlearn.rnn import (
+    NONLINEARITIES,
     RNNLM,
+    TORCH_NONLINEARITIES,
+    ElmanRNN,
     SentenceBatches,
     SequenceRNN,
     StreamBatches,
+    TensorBatches,
     TruncatedBPTTLoss,
-    agreement_scorer,
+    activation,
     fit_task,
-    perplexity,
     recurrent_init,
     rnn_lm_loss,
-    token_logprobs,
     train_rnn_lm,
 )
 from seqlearn.tasks import adding_baseline_mse, adding_problem, copy_baseline_loss, copy_task, one_hot
@@ -76,9 +80,25 @@ def test_recurrent_init_spectral_radius(rho):
     torch.testing.assert_close(recurrent_init(8, "random", rho, seed=3), recurrent_init(8, "random", rho, seed=3))
 
 
+def test_torch_nonlinearities_are_the_numpy_ones_and_relu():
+    assert set(NONLINEARITIES) <= set(TORCH_NONLINEARITIES)
+    assert set(TORCH_NONLINEARITIES) - set(NONLINEARITIES) <= {"relu"}
+    z = np.linspace(-4, 4, 17)
+    for name in NONLINEARITIES:
+        torch_phi = TORCH_NONLINEARITIES[name](torch.from_numpy(z)).numpy()
+        np.testing.assert_allclose(torch_phi, activation(z, name), rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(TORCH_NONLINEARITIES["relu"](torch.from_numpy(z)).numpy(), np.maximum(z, 0))
+
+
+def test_importing_seqlearn_rnn_does_not_import_torch():
+    code = "import sys, seqlearn.rnn; print('torch' in sys.modules, 'RNNLM' in dir(seqlearn.rnn))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
 def test_elman_bad_inputs():
     with pytest.raises(ValueError, match="nonlinearity"):
-        ElmanRNN(2, 3, "sigmoid")
+        ElmanRNN(2, 3, "softplus")
     with pytest.raises(ValueError, match="init"):
         ElmanRNN(2, 3, init="xavier")
     with pytest.raises(ValueError, match="rho"):
@@ -92,7 +112,7 @@ def test_elman_bad_inputs():
         layer(torch.zeros(4, 5, 2), torch.zeros(2, 3))
     with pytest.raises(ValueError, match="integer"):
         RNNLM(10, 4, 4, seed=0)(torch.zeros(2, 3))
-    with pytest.raises(TypeError, match="torch.nn.RNN"):
+    with pytest.raises(TypeError, match=r"torch\.nn\.RNN"):
         ElmanRNN.from_torch(torch.nn.RNN(2, 3, num_layers=2))
 
 
@@ -116,20 +136,24 @@ def test_sentence_batches_pad_and_mask():
 
 
 def test_extra_padding_changes_nothing(toy):
-    _, val, vocab, _, val_stream = toy
+    _, _, vocab, _, val_stream = toy
     model = RNNLM(len(vocab), 8, 16, seed=0)
     inputs, targets, mask = next(iter(SentenceBatches(val_stream, 16)))
     pad = torch.full((16, 5), 7)
-    more = (torch.cat([inputs, pad], 1), torch.cat([targets, pad], 1),
-            torch.cat([mask, torch.zeros(16, 5, dtype=torch.bool)], 1))
+    more = (
+        torch.cat([inputs, pad], 1),
+        torch.cat([targets, pad], 1),
+        torch.cat([mask, torch.zeros(16, 5, dtype=torch.bool)], 1),
+    )
     with torch.no_grad():
         torch.testing.assert_close(rnn_lm_loss(model, more)[0], rnn_lm_loss(model, (inputs, targets, mask))[0])
-    assert perplexity(model, val_stream, batch_size=1) == pytest.approx(perplexity(model, val_stream, batch_size=64),
-                                                                        rel=1e-6)
+    assert perplexity(model, val_stream, batch_size=1) == pytest.approx(
+        perplexity(model, val_stream, batch_size=64), rel=1e-6
+    )
 
 
 def test_token_logprobs_aligned_with_ngram_positions(toy):
-    train, val, vocab, _, val_stream = toy
+    train, _, vocab, _, val_stream = toy
     model = RNNLM(len(vocab), 8, 16, seed=0)
     ours = token_logprobs(model, val_stream, batch_size=32)
     kn = AddK(2, 0.5).fit(train, vocab)
@@ -142,7 +166,7 @@ def test_token_logprobs_aligned_with_ngram_positions(toy):
         for s in np.split(val_stream, starts[1:])[:20]:
             logp = torch.log_softmax(model(torch.as_tensor(s[None, :-1]))[0][0].double(), -1)
             expected.extend(logp[np.arange(len(s) - 1), s[1:]].tolist())
-            assert (s[1:] == predicted[k: k + len(s) - 1]).all()
+            assert (s[1:] == predicted[k : k + len(s) - 1]).all()
             k += len(s) - 1
     np.testing.assert_allclose(ours[: len(expected)], expected, rtol=1e-5, atol=1e-6)
 
@@ -170,6 +194,21 @@ def test_stream_batches_and_truncated_bptt():
         StreamBatches(stream, 2, k=0)
 
 
+def test_tensor_batches_cover_every_sequence_once_per_pass():
+    x, y = np.arange(10.0)[:, None, None] * np.ones((10, 3, 2)), np.arange(10)
+    batches = TensorBatches(x, y, batch_size=4, shuffle=True, seed=0, device="cpu")
+    assert len(batches) == 3
+    passes = [[yb.tolist() for _, yb in batches] for _ in range(2)]
+    for batch_ys in passes:
+        assert [len(b) for b in batch_ys] == [4, 4, 2]
+        assert sorted(y for ys in batch_ys for y in ys) == list(range(10))
+    assert passes[0] != passes[1]  # a fresh order on each pass
+    xb, yb = next(iter(TensorBatches(x, y, batch_size=4, device="cpu")))
+    assert yb.tolist() == [0, 1, 2, 3] and torch.equal(xb[:, 0, 0], yb.double())
+    with pytest.raises(ValueError, match="same number of sequences"):
+        TensorBatches(x, y[:-1], device="cpu")
+
+
 # ----------------------------------------------------------------------------- learning
 
 
@@ -193,23 +232,25 @@ def test_copy_task_trains_below_uniform_guessing():
 
 
 def test_rnn_lm_beats_the_unigram_quickly(toy):
-    train, val, vocab, train_stream, val_stream = toy
+    train, _, vocab, train_stream, val_stream = toy
     model = RNNLM(len(vocab), 32, 64, seed=0)
     history = train_rnn_lm(model, train_stream, val_stream, epochs=2, batch_size=32, device="cpu", progress=False)
     assert history.seconds < 15
     unigram = AddK(1, 1.0).fit(train, vocab).perplexity(val_stream)
     assert history.best_val_perplexity < 0.5 * unigram
     assert perplexity(model, val_stream) == pytest.approx(history.best_val_perplexity, rel=1e-4)
-    accuracy = agreement_accuracy(agreement_scorer(model, vocab),
-                                  agreement_examples(distances=[0, 1], n_per_distance=20, seed=0))
+    accuracy = agreement_accuracy(
+        agreement_scorer(model, vocab), agreement_examples(distances=[0, 1], n_per_distance=20, seed=0)
+    )
     assert set(accuracy) == {0, 1} and accuracy[0] > 0.5
 
 
 def test_truncated_bptt_training_runs(toy):
     _, _, vocab, train_stream, val_stream = toy
     model = RNNLM(len(vocab), 8, 16, seed=0)
-    history = train_rnn_lm(model, train_stream[:5000], val_stream, epochs=1, batch_size=8, bptt=20,
-                           device="cpu", progress=False)
+    history = train_rnn_lm(
+        model, train_stream[:5000], val_stream, epochs=1, batch_size=8, bptt=20, device="cpu", progress=False
+    )
     assert history.val_perplexity[0] < len(vocab)
 
 
@@ -217,7 +258,7 @@ def test_training_bad_inputs(toy):
     _, _, vocab, train_stream, _ = toy
     with pytest.raises(TypeError, match="RNNLM"):
         train_rnn_lm(ElmanRNN(2, 3), train_stream)
-    with pytest.raises(TypeError, match="RNNLM"):
+    with pytest.raises(TypeError, match="language model"):
         token_logprobs(ElmanRNN(2, 3), train_stream)
     with pytest.raises(ValueError, match="Vocab"):
         agreement_scorer(RNNLM(len(vocab) + 1, 4, 4), vocab)
@@ -238,12 +279,12 @@ def test_sequence_to_one_reads_the_last_real_step():
     from seqlearn.tasks import agreement_task
 
     vocab = Vocab(ToyEnglish.vocabulary())
-    x, lengths, y, _ = agreement_task(vocab, distances=[0, 4], n_per_distance=3, seed=0)
+    x, lengths, _, _ = agreement_task(vocab, distances=[0, 4], n_per_distance=3, seed=0)
     inputs = torch.as_tensor(one_hot(x, len(vocab)))
     model = SequenceRNN(len(vocab), 8, 2, seed=0)
     out = model(inputs, torch.as_tensor(lengths))
     assert out.shape == (6, 2)
     for i in range(6):
-        torch.testing.assert_close(out[i], model(inputs[i: i + 1, : lengths[i]])[0])
+        torch.testing.assert_close(out[i], model(inputs[i : i + 1, : lengths[i]])[0])
     seq = SequenceRNN(len(vocab), 8, 3, many_to_one=False, seed=0)
     assert seq(inputs).shape == (6, x.shape[1], 3)

@@ -24,6 +24,7 @@ def test_fit_learns_a_linear_map():
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     hist = fit(model, mse, opt, regression_data(), regression_data(seed=1), epochs=30, device="cpu", progress=False)
     assert hist.val_loss[-1] < 1e-4
+    assert hist.seconds > 0
     assert torch.allclose(model.weight.detach(), torch.tensor([[1.0, -2.0, 0.5]]), atol=1e-2)
 
 

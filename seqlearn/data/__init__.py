@@ -1,6 +1,8 @@
 """Data for the course: vocabularies and encoding, synthetic corpora, optional downloads.
 
-Nothing here touches the network unless a downloader is called explicitly. The module
+Nothing here touches the network unless a downloader is called explicitly. The checks of
+encoded streams that the neural language models share, and their splitting into
+sentences, are in :mod:`seqlearn.data.streams` (NumPy only). The module
 :mod:`seqlearn.data.download` keeps its name here (its function ``download`` is not
 re-exported, so that ``seqlearn.data.download`` is always the module). The synthetic
 corpora (scipy) and the downloaders (urllib) load on first use, so that ``import
@@ -8,6 +10,7 @@ seqlearn.data.vocab`` costs only NumPy.
 """
 
 from .._lazy import lazy_exports
+from .streams import check_stream, split_sentences
 from .vocab import (
     BOS,
     EOS,
@@ -32,6 +35,8 @@ __all__ = [
     "read_sentences",
     "encode_sentences",
     "sentence_starts",
+    "check_stream",
+    "split_sentences",
     "MarkovSource",
     "ToyEnglish",
     "ToySentence",

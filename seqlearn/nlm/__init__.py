@@ -4,9 +4,11 @@
 exercises are graded against); :mod:`~seqlearn.nlm.model` the model in torch;
 :mod:`~seqlearn.nlm.data` the (context, target) mini-batches built on the fly from an
 encoded stream; :mod:`~seqlearn.nlm.train` training (SGD with the paper's schedule and
-weight decay, or Adam) and evaluation; :mod:`~seqlearn.nlm.mixture` the NLM + n-gram
-mixture; :mod:`~seqlearn.nlm.embeddings` nearest neighbours and a 2-D map of the learned
-embeddings. The masked loss is :func:`seqlearn.losses.masked_cross_entropy`.
+weight decay, or Adam); :mod:`~seqlearn.nlm.mixture` the NLM + n-gram mixture;
+:mod:`~seqlearn.nlm.embeddings` nearest neighbours and a 2-D map of the learned
+embeddings. The masked loss is :func:`seqlearn.losses.masked_cross_entropy`. Evaluation
+(token log-probabilities, perplexity, the agreement scorer) is :mod:`seqlearn.lm`, the same
+for every language model of the course.
 """
 
 from .._lazy import lazy_exports
@@ -15,12 +17,11 @@ from .basics import best_interpolation_weight, context_windows, masked_cross_ent
 # The torch-based parts load on first use, so that the NumPy references (and the grading
 # code built on them) do not import torch.
 _LAZY = {
-    "data": ["WindowBatches", "check_stream"],
+    "data": ["WindowBatches"],
     "embeddings": ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "project_2d"],
     "mixture": ["MixtureReport", "evaluate_mixture", "fit_mixture", "mixture_logprobs"],
     "model": ["BengioNLM", "bengio_parameter_count"],
-    "train": ["NLMHistory", "agreement_scorer", "inverse_time_decay", "make_optimizer", "nlm_loss",
-              "parameter_groups", "perplexity", "token_logprobs", "train_nlm"],
+    "train": ["inverse_time_decay", "make_optimizer", "nlm_loss", "parameter_groups", "train_nlm"],
 }
 
 __all__ = [
@@ -35,17 +36,12 @@ __all__ = [
     "bengio_parameter_count",
     # data
     "WindowBatches",
-    "check_stream",
-    # training and evaluation
-    "NLMHistory",
+    # training
     "nlm_loss",
     "parameter_groups",
     "make_optimizer",
     "inverse_time_decay",
     "train_nlm",
-    "token_logprobs",
-    "perplexity",
-    "agreement_scorer",
     # mixture with an n-gram model
     "fit_mixture",
     "mixture_logprobs",

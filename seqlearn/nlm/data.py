@@ -23,48 +23,12 @@ import math
 import numpy as np
 import torch
 
+from ..data.streams import check_stream
 from ..data.vocab import Vocab
 from ..device import resolve_device
+from ..validation import integer
 
-__all__ = ["WindowBatches", "check_stream"]
-
-
-def check_stream(stream, vocab_size: int | None = None) -> np.ndarray:
-    """The encoded stream as a 1-D int64 NumPy array, after checking it.
-
-    Raises ``TypeError`` unless it is a 1-D integer array (or tensor, or list), and
-    ``ValueError`` if it is empty, does not start with ``<s>``, has no token to predict,
-    or (with ``vocab_size``) holds ids outside ``[0, vocab_size)``.
-    """
-    if isinstance(stream, torch.Tensor):
-        stream = stream.detach().cpu().numpy()
-    if isinstance(stream, str) or (isinstance(stream, (list, tuple)) and stream and isinstance(stream[0], (list, str))):
-        raise TypeError("stream must be an encoded 1-D array of token ids; encode sentences with "
-                        "seqlearn.data.vocab.encode_sentences(sentences, vocab) first")
-    stream = np.asarray(stream)
-    if stream.ndim != 1 or (stream.size and not np.issubdtype(stream.dtype, np.integer)):
-        raise TypeError(f"stream must be a 1-D integer array of token ids, got shape {stream.shape} "
-                        f"and dtype {stream.dtype}")
-    if stream.size == 0:
-        raise ValueError("the stream is empty: there is no token to predict")
-    if stream[0] != Vocab.bos_id:
-        raise ValueError(f"the stream must start with <s> (id {Vocab.bos_id}), got {int(stream[0])}; "
-                         "see seqlearn.data.vocab.encode_sentences")
-    if np.all(stream == Vocab.bos_id):
-        raise ValueError("the stream holds only <s>: there is no token to predict")
-    if vocab_size is not None and (stream.min() < 0 or stream.max() >= vocab_size):
-        bad = stream[(stream < 0) | (stream >= vocab_size)][0]
-        raise ValueError(f"token id {int(bad)} in the stream is outside the vocabulary "
-                         f"(valid ids are 0..{vocab_size - 1})")
-    return stream.astype(np.int64, copy=False)
-
-
-def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
+__all__ = ["WindowBatches"]
 
 
 class WindowBatches:
@@ -102,12 +66,20 @@ class WindowBatches:
         :math:`T`, the number of predicted tokens (the stream's tokens that are not ``<s>``).
     """
 
-    def __init__(self, stream, order: int, batch_size: int = 512, shuffle: bool = False, seed: int = 0,
-                 vocab_size: int | None = None, device=None):
-        self.order = _check_positive_int(order, "order n")
+    def __init__(
+        self,
+        stream,
+        order: int,
+        batch_size: int = 512,
+        shuffle: bool = False,
+        seed: int = 0,
+        vocab_size: int | None = None,
+        device=None,
+    ):
+        self.order = integer(order, "order n", low=1)
         if self.order < 2:
             raise ValueError(f"the order n must be >= 2 (a window model needs a context), got {order}")
-        self.batch_size = _check_positive_int(batch_size, "batch_size")
+        self.batch_size = integer(batch_size, "batch_size", low=1)
         self.shuffle = bool(shuffle)
         self.device = resolve_device(device)
         stream = check_stream(stream, vocab_size)
@@ -129,8 +101,10 @@ class WindowBatches:
         return math.ceil(self.n_targets / self.batch_size)
 
     def __repr__(self) -> str:
-        return (f"WindowBatches(n={self.order}, T={self.n_targets}, B={self.batch_size}, "
-                f"shuffle={self.shuffle}, device={self.device})")
+        return (
+            f"WindowBatches(n={self.order}, T={self.n_targets}, B={self.batch_size}, "
+            f"shuffle={self.shuffle}, device={self.device})"
+        )
 
     def batch(self, index) -> tuple[torch.Tensor, torch.Tensor]:
         r"""Contexts ``(B, n-1)`` and targets ``(B,)`` of the targets numbered ``index``.
@@ -154,4 +128,4 @@ class WindowBatches:
             return
         order = torch.randperm(self.n_targets, generator=self._generator).to(self.device)  # (T,)
         for start in range(0, self.n_targets, B):
-            yield self.batch(order[start:start + B])
+            yield self.batch(order[start : start + B])

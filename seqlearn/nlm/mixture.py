@@ -5,9 +5,9 @@ r"""Linear interpolation of two language models, as Bengio et al. (2003) mix the
 
 The weight :math:`\lambda` is fitted on validation tokens (the one that minimises their
 perplexity, :func:`seqlearn.nlm.basics.best_interpolation_weight`) and the mixture is then
-evaluated on test tokens. Both models must score the same tokens in the same order: the
-NLM's :func:`~seqlearn.nlm.train.token_logprobs` and Chapter 1's
-``LanguageModel.token_logprobs`` do on the same encoded stream.
+evaluated on test tokens. Both models must score the same tokens in the same order: every
+language model of the course does on the same encoded stream
+(:func:`seqlearn.lm.token_logprobs`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ __all__ = ["fit_mixture", "mixture_logprobs", "MixtureReport", "evaluate_mixture
 def _logprob_pair(logp_a, logp_b) -> tuple[np.ndarray, np.ndarray]:
     logp_a, logp_b = np.asarray(logp_a, dtype=float), np.asarray(logp_b, dtype=float)
     if logp_a.shape != logp_b.shape or logp_a.ndim != 1 or logp_a.size == 0:
-        raise ValueError(f"the two models' log-probabilities must be 1-D arrays of the same non-zero length "
-                         f"(the same tokens), got shapes {logp_a.shape} and {logp_b.shape}")
+        raise ValueError(
+            f"the two models' log-probabilities must be 1-D arrays of the same non-zero length "
+            f"(the same tokens), got shapes {logp_a.shape} and {logp_b.shape}"
+        )
     if np.isnan(logp_a).any() or np.isnan(logp_b).any() or (logp_a > 1e-9).any() or (logp_b > 1e-9).any():
         raise ValueError("log-probabilities must be <= 0 and not NaN (natural-log probabilities of tokens)")
     if np.isneginf(np.maximum(logp_a, logp_b)).any():
@@ -87,8 +89,10 @@ class MixtureReport:
     perplexity_mixture: float
 
     def __str__(self) -> str:
-        return (f"model a: {self.perplexity_a:.3f}   model b: {self.perplexity_b:.3f}   "
-                f"mixture (lambda = {self.lam:.3f}): {self.perplexity_mixture:.3f}")
+        return (
+            f"model a: {self.perplexity_a:.3f}   model b: {self.perplexity_b:.3f}   "
+            f"mixture (lambda = {self.lam:.3f}): {self.perplexity_mixture:.3f}"
+        )
 
 
 def evaluate_mixture(logp_a_val, logp_b_val, logp_a_test, logp_b_test) -> MixtureReport:

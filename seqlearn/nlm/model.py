@@ -2,48 +2,59 @@ r"""Bengio, Ducharme, Vincent & Jauvin's (2003) neural probabilistic language mo
 
 The model predicts a token from the :math:`n - 1` tokens before it. Each context word
 :math:`w` is looked up in a shared embedding matrix :math:`C` (row :math:`C_w \in
-\mathbb{R}^m`); the rows are concatenated into :math:`x`, passed through one tanh hidden
-layer, and scored for every word of the vocabulary:
+\mathbb{R}^m`); the rows are concatenated into :math:`x`, passed through one layer of
+:math:`h` tanh units, and scored for every word of the vocabulary:
 
 .. math::
     x = [C_{w_{t-n+1}}; \dots; C_{w_{t-1}}] \in \mathbb{R}^{(n-1) m}, \qquad
     y = b + W x + U \tanh(d + H x) \in \mathbb{R}^{|V|}, \qquad
     P(w_t = i \mid w_{t-n+1}^{t-1}) = \mathrm{softmax}(y)_i .
 
-:math:`W` (the direct connections from the embeddings to the output) is optional.
+:math:`W` (the direct connections from the embeddings to the output) is optional. The
+constructor's arguments follow torch (``embedding_dim`` is the paper's :math:`m`,
+``hidden_size`` its :math:`h`); the parameters keep the paper's names.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..lm import evaluating, model_device
+from ..validation import flag, integer
+from .data import WindowBatches
+
 __all__ = ["BengioNLM", "bengio_parameter_count"]
 
 
-def _check_size(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
+def _check_sizes(vocab_size, order, embedding_dim, hidden_size) -> tuple[int, int, int, int]:
+    r""":math:`|V| \ge 1, n \ge 2, m \ge 1, h \ge 1` as ints."""
+    return (
+        integer(vocab_size, "vocab_size", low=1),
+        integer(order, "order n", low=2),
+        integer(embedding_dim, "embedding_dim m", low=1),
+        integer(hidden_size, "hidden_size h", low=1),
+    )
 
 
-def bengio_parameter_count(vocab_size: int, order: int, m: int, h: int, direct: bool = True) -> int:
+def bengio_parameter_count(
+    vocab_size: int, order: int, embedding_dim: int, hidden_size: int, direct: bool = True
+) -> int:
     r"""Number of free parameters of :class:`BengioNLM`.
 
     .. math::
         |\theta| = |V| (1 + n m + h) + h (1 + (n - 1) m)
 
-    with direct connections :math:`W`; without them, :math:`|V| (1 + m + h) + h (1 + (n - 1) m)`.
-    The terms are :math:`C` (:math:`|V| m`), :math:`b` (:math:`|V|`), :math:`U` (:math:`|V| h`),
+    with direct connections :math:`W`; without them, :math:`|V| (1 + m + h) + h (1 + (n - 1) m)`,
+    where :math:`m` = ``embedding_dim`` and :math:`h` = ``hidden_size``. The terms are
+    :math:`C` (:math:`|V| m`), :math:`b` (:math:`|V|`), :math:`U` (:math:`|V| h`),
     :math:`W` (:math:`|V| (n-1) m`), :math:`H` (:math:`h (n-1) m`) and :math:`d` (:math:`h`).
     """
-    V, n = _check_size(vocab_size, "vocab_size", 1), _check_size(order, "order n", 2)
-    m, h = _check_size(m, "m", 1), _check_size(h, "h", 1)
+    V, n, m, h = _check_sizes(vocab_size, order, embedding_dim, hidden_size)
     if direct:
         return V * (1 + n * m + h) + h * (1 + (n - 1) * m)
     return V * (1 + m + h) + h * (1 + (n - 1) * m)
@@ -61,10 +72,10 @@ class BengioNLM(nn.Module):
         :math:`|V|`, the number of token ids (specials included).
     order : int
         :math:`n \ge 2`: the model predicts a token from the :math:`n - 1` before it.
-    m : int
-        Embedding dimension (the columns of :math:`C`).
-    h : int
-        Number of hidden tanh units.
+    embedding_dim : int
+        :math:`m`, the embedding dimension (the columns of :math:`C`).
+    hidden_size : int
+        :math:`h`, the number of hidden tanh units.
     direct : bool
         Whether the output has the direct connections :math:`W x`.
     seed : int, optional
@@ -92,19 +103,24 @@ class BengioNLM(nn.Module):
     in :meth:`reset_parameters`.
     """
 
-    def __init__(self, vocab_size: int, order: int, m: int, h: int, direct: bool = True, seed: int | None = None):
+    def __init__(
+        self,
+        vocab_size: int,
+        order: int,
+        embedding_dim: int,
+        hidden_size: int,
+        direct: bool = True,
+        seed: int | None = None,
+    ):
         super().__init__()
-        self.vocab_size = _check_size(vocab_size, "vocab_size", 1)
-        self.order = _check_size(order, "order n", 2)
-        self.m, self.h = _check_size(m, "m", 1), _check_size(h, "h", 1)
-        if not isinstance(direct, bool):
-            raise TypeError(f"direct must be a bool, got {type(direct).__name__}")
-        self.direct = direct
-        V, k = self.vocab_size, (self.order - 1) * self.m
-        self.C = nn.Parameter(torch.empty(V, self.m))
-        self.H = nn.Parameter(torch.empty(self.h, k))
-        self.d = nn.Parameter(torch.empty(self.h))
-        self.U = nn.Parameter(torch.empty(V, self.h))
+        V, n, m, h = _check_sizes(vocab_size, order, embedding_dim, hidden_size)
+        self.vocab_size, self.order, self.embedding_dim, self.hidden_size = V, n, m, h
+        self.direct = flag(direct, "direct")
+        k = (n - 1) * m
+        self.C = nn.Parameter(torch.empty(V, m))
+        self.H = nn.Parameter(torch.empty(h, k))
+        self.d = nn.Parameter(torch.empty(h))
+        self.U = nn.Parameter(torch.empty(V, h))
         self.b = nn.Parameter(torch.empty(V))
         self.W = nn.Parameter(torch.empty(V, k)) if direct else None
         self.reset_parameters(seed)
@@ -125,7 +141,7 @@ class BengioNLM(nn.Module):
             for name, param in self.named_parameters():
                 value = torch.empty(param.shape, dtype=param.dtype)
                 if name == "C":
-                    value.normal_(0.0, 1.0 / math.sqrt(self.m), generator=g)
+                    value.normal_(0.0, 1.0 / math.sqrt(self.embedding_dim), generator=g)
                 elif name in ("d", "b"):
                     value.zero_()
                 else:
@@ -134,7 +150,10 @@ class BengioNLM(nn.Module):
                 param.copy_(value)
 
     def extra_repr(self) -> str:
-        return f"|V|={self.vocab_size}, n={self.order}, m={self.m}, h={self.h}, direct={self.direct}"
+        return (
+            f"vocab_size={self.vocab_size}, order={self.order}, embedding_dim={self.embedding_dim}, "
+            f"hidden_size={self.hidden_size}, direct={self.direct}"
+        )
 
     @property
     def n_parameters(self) -> int:
@@ -155,8 +174,9 @@ class BengioNLM(nn.Module):
         if contexts.dtype not in (torch.int64, torch.int32):
             raise TypeError(f"contexts must be an int64 (or int32) tensor of token ids, got dtype {contexts.dtype}")
         if contexts.ndim != 2 or contexts.shape[1] != self.order - 1:
-            raise ValueError(f"contexts must have shape (B, n - 1) = (B, {self.order - 1}), "
-                             f"got {tuple(contexts.shape)}")
+            raise ValueError(
+                f"contexts must have shape (B, n - 1) = (B, {self.order - 1}), got {tuple(contexts.shape)}"
+            )
         if contexts.numel():
             low, high = (int(v) for v in torch.aminmax(contexts))
             if low < 0 or high >= self.vocab_size:
@@ -190,3 +210,33 @@ class BengioNLM(nn.Module):
     def log_probs(self, contexts: torch.Tensor) -> torch.Tensor:
         r""":math:`\log P(\cdot \mid \text{context})` for every word; shape ``(B, |V|)``."""
         return torch.log_softmax(self(contexts), dim=-1)
+
+    def token_logprobs(self, stream, batch_size: int = 4096) -> np.ndarray:
+        r"""Natural-log :math:`\log P(w_t \mid w_{t-n+1}^{t-1})` of every predicted token of ``stream``.
+
+        One entry per token that is not ``<s>`` (words and ``</s>``), in stream order, its
+        context never reaching left of its sentence's ``<s>`` (:class:`WindowBatches`): aligned
+        1:1 with Chapter 1's ``LanguageModel.token_logprobs``. Computed where the model is, in
+        batches of ``batch_size`` windows, in evaluation mode without gradients (see
+        :func:`seqlearn.lm.token_logprobs` for the choice of device).
+
+        Parameters
+        ----------
+        stream : array of int, shape ``(L,)``
+            An encoded stream, its :math:`T` predicted tokens scored through
+            :math:`T` windows of :math:`n - 1` tokens each.
+        batch_size : int
+            Windows per forward pass.
+
+        Returns
+        -------
+        numpy.ndarray, float64, shape ``(T,)``
+        """
+        windows = WindowBatches(stream, self.order, batch_size, vocab_size=self.vocab_size, device=model_device(self))
+        out = []
+        with evaluating(self):
+            for contexts, targets in windows:
+                logits = self(contexts)  # (B, |V|)
+                picked = logits.gather(1, targets[:, None])[:, 0]  # (B,)
+                out.append(picked - torch.logsumexp(logits, dim=1))
+        return torch.cat(out).double().cpu().numpy()

@@ -5,10 +5,17 @@ a double sum and as a backward recursion, truncated BPTT); :mod:`~seqlearn.rnn.j
 the per-step and lagged Jacobians, their norms versus the lag, the singular-value
 conditions for vanishing and exploding gradients and the initialisations the chapter
 compares; :mod:`~seqlearn.rnn.clipping` gradient-norm clipping. None of them imports torch.
-The torch models (Elman layer, RNN language model, task RNNs and their training) are in
-:mod:`seqlearn.rnn.models`, imported explicitly: ``from seqlearn.rnn.models import RNNLM``.
+
+The torch side loads on first use (``seqlearn.rnn.RNNLM`` imports torch then):
+:mod:`~seqlearn.rnn.model` the Elman layer, the recurrent language models and the task
+model; :mod:`~seqlearn.rnn.data` their mini-batches (sentences, truncated-BPTT chunks, task
+tensors); :mod:`~seqlearn.rnn.train` their losses and training. The language models are
+evaluated by :mod:`seqlearn.lm`, like every language model of the course. The torch
+models accept the NumPy reference's nonlinearities and ``"relu"``
+(:data:`~seqlearn.rnn.model.TORCH_NONLINEARITIES`).
 """
 
+from .._lazy import lazy_exports
 from .clipping import clip_grad_norm, global_grad_norm
 from .elman import (
     LOSSES,
@@ -41,6 +48,13 @@ from .jacobians import (
     step_jacobians,
     vanishing_guaranteed,
 )
+
+# The torch side loads on first use: importing seqlearn.rnn does not import torch.
+_LAZY = {
+    "model": ["TORCH_NONLINEARITIES", "INITS", "recurrent_init", "ElmanRNN", "RecurrentLM", "RNNLM", "SequenceRNN"],
+    "data": ["SentenceBatches", "StreamBatches", "TensorBatches"],
+    "train": ["rnn_lm_loss", "TruncatedBPTTLoss", "train_rnn_lm", "TASK_LOSSES", "fit_task"],
+}
 
 __all__ = [
     # the network and its gradients
@@ -75,4 +89,10 @@ __all__ = [
     # clipping
     "global_grad_norm",
     "clip_grad_norm",
+    # torch models, their batches and their training (loaded on first use)
+    *_LAZY["model"],
+    *_LAZY["data"],
+    *_LAZY["train"],
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
