@@ -61,9 +61,9 @@ PTB = dict(order=5, embedding_dim=100, hidden_size=300)
 BATCH = 256
 
 
-def math_sizes(size: dict) -> str:
-    """The paper's letters for a model size: ``n=3 m=30 h=64``."""
-    return f"n={size['order']} m={size['embedding_dim']} h={size['hidden_size']}"
+def math_sizes(size: dict, sep: str = " ") -> str:
+    """The paper's letters for a model size: ``n=3 m=30 h=64`` (with ``sep`` between)."""
+    return sep.join(f"{letter}={size[name]}" for letter, name in zip("nmh", ("order", "embedding_dim", "hidden_size")))
 
 
 def markov_corpus(source: MarkovSource, n_tokens: int, seed: int) -> tuple[np.ndarray, Vocab]:
@@ -191,7 +191,7 @@ def chapter_experiment(device: str) -> None:
     model = BengioNLM(len(vocab), **CHAPTER, seed=0)
     history = train_nlm(model, train, val, epochs=3, batch_size=BATCH, lr=3e-3, device=device, seed=0, progress=False)
     print(
-        f"NLM ({math_sizes(CHAPTER)}, Adam 3e-3, batch {BATCH}, 3 epochs) "
+        f"NLM ({math_sizes(CHAPTER, ', ')}, Adam 3e-3, batch {BATCH}, 3 epochs) "
         f"trained in {history.seconds:.1f} s ({history.tokens_per_second:,.0f} tok/s incl. validation); "
         f"validation perplexity by epoch {[round(p, 3) for p in history.val_perplexity]}"
     )
