@@ -122,7 +122,7 @@ class BengioNLM(nn.Module):
         self.d = nn.Parameter(torch.empty(h))
         self.U = nn.Parameter(torch.empty(V, h))
         self.b = nn.Parameter(torch.empty(V))
-        self.W = nn.Parameter(torch.empty(V, k)) if direct else None
+        self.W = nn.Parameter(torch.empty(V, k)) if self.direct else None
         self.reset_parameters(seed)
 
     def reset_parameters(self, seed: int | None = None) -> None:
