@@ -130,8 +130,8 @@ def test_seeds():
     b = [rng.random() for rng in hidden_rngs(3)]
     assert b != [rng.random() for rng in hidden_rngs(3)]
     assert [r.random() for r in hidden_rngs(2, entropy=5)] == [r.random() for r in hidden_rngs(2, entropy=5)]
-    for bad in (-1, 1.5, True):
-        with pytest.raises(ValueError, match="number of cases"):
+    for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="number of cases"):
             visible_rngs("x", bad)
 
 

@@ -76,7 +76,7 @@ def test_make_lab_keeps_allow_root_when_lab_args_are_given():
     dry_run = subprocess.run(
         ["make", "-n", "lab", "LAB_ARGS=--no-browser --port 8890"], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    (lab,) = [line for line in dry_run.stdout.splitlines() if "jupyter lab" in line]
+    (lab,) = [line for line in dry_run.stdout.splitlines() if re.search(r"/jupyter lab\s", line)]
     assert "--no-browser --port 8890" in lab
     assert ("--allow-root" in lab) == (os.getuid() == 0)
 
@@ -95,7 +95,7 @@ def test_make_lab_starts_headless(tmp_path):
         port = s.getsockname()[1]
     args = f"--no-browser --ip 127.0.0.1 --port {port} --ServerApp.token=t0k3n"
     dry_run = subprocess.run(["make", "-n", "lab", f"LAB_ARGS={args}"], cwd=ROOT, capture_output=True, text=True)
-    (lab,) = [line for line in dry_run.stdout.splitlines() if "jupyter lab" in line]
+    (lab,) = [line for line in dry_run.stdout.splitlines() if re.search(r"/jupyter lab\s", line)]
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)}
     server = subprocess.Popen(["bash", "-c", f"exec {lab}"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:

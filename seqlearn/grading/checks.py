@@ -71,6 +71,7 @@ from typing import Any
 import numpy as np
 
 from ..guard import ReferenceCallError, student_code
+from ..validation import integer
 
 __all__ = [
     "Case",
@@ -168,8 +169,7 @@ def hidden_rngs(n: int, entropy: int | None = None) -> list[np.random.Generator]
 
 
 def _check_count(n) -> None:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"the number of cases must be an int >= 0, got {n!r}")
+    integer(n, "the number of cases", low=0)
 
 
 # ----------------------------------------------------------------------------- comparison

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..data.vocab import BOS, EOS
 from ..guard import reference
+from ..validation import integer
 
 __all__ = [
     "count_ngrams",
@@ -23,13 +24,6 @@ __all__ = [
     "kn_bigram_prob",
     "mkn_discounts",
 ]
-
-
-def _check_order(n) -> None:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"the order n must be an int, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"the order n must be >= 1, got {n}")
 
 
 @reference
@@ -43,7 +37,7 @@ def count_ngrams(sentences: Iterable[Sequence[str]], n: int) -> Counter:
     -------
     Counter mapping tuples of n tokens to their counts.
     """
-    _check_order(n)
+    integer(n, "the order n", low=1)
     counts: Counter = Counter()
     for sentence in sentences:
         if isinstance(sentence, str):

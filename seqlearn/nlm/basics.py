@@ -13,6 +13,7 @@ import numpy as np
 
 from ..data.vocab import Vocab
 from ..guard import reference
+from ..validation import integer
 
 __all__ = ["context_windows", "nlm_logits", "masked_cross_entropy", "perplexity_from_loss", "best_interpolation_weight"]
 
@@ -40,8 +41,7 @@ def context_windows(stream, n: int) -> tuple[np.ndarray, np.ndarray]:
     contexts : int64 array, shape ``(T, n - 1)``, oldest token first
     targets : int64 array, shape ``(T,)``
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"the order n must be an int >= 1, got {n!r}")
+    n = integer(n, "the order n", low=1)
     stream = _int_stream(stream)
     positions = np.flatnonzero(stream != Vocab.bos_id)  # (T,)
     start = np.maximum.accumulate(np.where(stream == Vocab.bos_id, np.arange(len(stream)), 0))  # sentence's <s>

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.vocab import SPECIALS, Vocab
+from ..validation import integer
 
 __all__ = ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "project_2d"]
 
@@ -76,8 +77,7 @@ def nearest_neighbours(C, vocab: Vocab, word: str, k: int = 5, skip_specials: bo
         raise TypeError(f"word must be a str, got {type(word).__name__}")
     if word not in vocab:
         raise ValueError(f"{word!r} is not in the vocabulary (e.g. {vocab.itos[3:8]})")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    k = integer(k, "k", low=1)
     w = vocab.stoi[word]
     candidates = np.array(
         [u for u in range(len(vocab)) if u != w and not (skip_specials and vocab.itos[u] in SPECIALS)], dtype=np.int64

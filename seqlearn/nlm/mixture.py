@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..validation import probability
 from .basics import best_interpolation_weight
 
 __all__ = ["fit_mixture", "mixture_logprobs", "MixtureReport", "evaluate_mixture"]
@@ -72,8 +73,7 @@ def mixture_logprobs(logp_a, logp_b, lam: float) -> np.ndarray:
     Computed stably as ``logaddexp(log(lam) + logp_a, log(1 - lam) + logp_b)``; shape ``(T,)``.
     """
     logp_a, logp_b = _logprob_pair(logp_a, logp_b)
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) or not 0 <= lam <= 1:
-        raise ValueError(f"the mixture weight lam must be a number in [0, 1], got {lam!r}")
+    lam = probability(lam, "the mixture weight lam")
     if lam == 0 or lam == 1:
         return (logp_a if lam == 1 else logp_b).copy()
     return np.logaddexp(math.log(lam) + logp_a, math.log1p(-lam) + logp_b)

@@ -3,11 +3,11 @@ r"""Gradient-norm clipping (Pascanu, Mikolov & Bengio 2013)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Real
 
 import numpy as np
 
 from ..guard import reference
+from ..validation import real
 
 __all__ = ["global_grad_norm", "clip_grad_norm"]
 
@@ -49,8 +49,7 @@ def clip_grad_norm(grads, threshold: float):
     clipped : the same kind of container (list or dict, same keys) holding new float64 arrays
     norm : float, the global norm before clipping
     """
-    if isinstance(threshold, bool) or not isinstance(threshold, Real) or not np.isfinite(threshold) or threshold <= 0:
-        raise ValueError(f"threshold must be a finite number > 0, got {threshold!r}")
+    threshold = real(threshold, "threshold", low=0, low_open=True)
     norm = global_grad_norm(grads)
     factor = threshold / norm if norm > threshold else 1.0
     if isinstance(grads, Mapping):

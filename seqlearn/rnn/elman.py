@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..guard import reference
+from ..validation import integer
 
 __all__ = [
     "NONLINEARITIES",
@@ -77,9 +78,7 @@ def init_elman_params(D: int, H: int, O: int, *, rho: float = 0.9, seed=0) -> di
     :math:`\mathcal N(0, 1/\text{fan-in})`; biases and ``h0`` are small Gaussians.
     Keys: ``h0`` (H,), ``W_hh`` (H, H), ``W_xh`` (H, D), ``b_h`` (H,), ``W_hy`` (O, H), ``b_y`` (O,).
     """
-    for name, n in (("D", D), ("H", H), ("O", O)):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {n!r}")
+    D, H, O = (integer(n, name, low=1) for name, n in (("D", D), ("H", H), ("O", O)))
     rng = np.random.default_rng(seed)
     W_hh = rng.standard_normal((H, H))
     W_hh *= rho / np.max(np.abs(np.linalg.eigvals(W_hh)))
@@ -328,11 +327,7 @@ def bptt_gradients(
 
 
 def _check_truncation(k1, k2) -> tuple[int, int]:
-    for name, k in (("k1", k1), ("k2", k2)):
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, got {type(k).__name__}")
-        if k < 1:
-            raise ValueError(f"{name} must be >= 1, got {k}")
+    k1, k2 = integer(k1, "k1", low=1), integer(k2, "k2", low=1)
     if k2 < k1:
         raise ValueError(
             f"k2 (steps backpropagated) must be >= k1 (steps between backward passes), got k1={k1}, k2={k2}"

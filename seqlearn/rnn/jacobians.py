@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..guard import reference
+from ..validation import integer
 from .elman import _check_phi, _float_array, activation_derivative, elman_preactivations
 
 __all__ = [
@@ -62,14 +63,6 @@ def _stack_of_jacobians(J) -> np.ndarray:
     return J
 
 
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
-
-
 @reference
 def step_jacobians(z, W_hh, phi: str = "tanh") -> np.ndarray:
     r"""The per-step Jacobians :math:`J_t = \partial h_t/\partial h_{t-1} = \mathrm{diag}(\phi'(z_t))\, W_{hh}`.
@@ -97,10 +90,10 @@ def _step_jacobians(z, W_hh, phi: str) -> np.ndarray:
 
 def _check_lags(J: np.ndarray, t, max_lag) -> tuple[int, int]:
     T = J.shape[0]
-    t = T if t is None else _check_int("t", t, 0)
+    t = T if t is None else integer(t, "t", low=0)
     if t > T:
         raise ValueError(f"step t={t} is past the end of the sequence (T = {T})")
-    max_lag = t if max_lag is None else _check_int("lag", max_lag, 0)
+    max_lag = t if max_lag is None else integer(max_lag, "lag", low=0)
     if max_lag > t:
         raise ValueError(f"a lag of {max_lag} reaches before h_0: at step t={t} the longest lag is {t}")
     return t, max_lag
@@ -219,7 +212,7 @@ def random_recurrent_matrix(H: int, rho: float, seed=0) -> np.ndarray:
     singular value is typically about twice :math:`\rho` (circular law vs. quarter-circle law).
     ``seed`` is anything :func:`numpy.random.default_rng` accepts.
     """
-    H = _check_int("H", H, 1)
+    H = integer(H, "H", low=1)
     if not np.isfinite(rho) or rho < 0:
         raise ValueError(f"the spectral radius rho must be a finite number >= 0, got {rho}")
     G = np.random.default_rng(seed).standard_normal((H, H)) / np.sqrt(H)
@@ -232,14 +225,14 @@ def orthogonal_matrix(H: int, scale: float = 1.0, seed=0) -> np.ndarray:
     :math:`Q` is Haar-distributed (QR of a Gaussian matrix with the signs of R's diagonal
     moved into Q), so every singular value and every eigenvalue modulus of W equal ``scale``.
     """
-    H = _check_int("H", H, 1)
+    H = integer(H, "H", low=1)
     Q, R = np.linalg.qr(np.random.default_rng(seed).standard_normal((H, H)))
     return scale * Q * np.where(np.diag(R) < 0, -1.0, 1.0)
 
 
 def identity_matrix(H: int, scale: float = 1.0) -> np.ndarray:
     r"""The identity initialisation :math:`W_{hh} = a I` (Le, Jaitly & Hinton 2015, with ReLU; here for comparison)."""
-    return scale * np.eye(_check_int("H", H, 1))
+    return scale * np.eye(integer(H, "H", low=1))
 
 
 @reference
@@ -254,7 +247,7 @@ def gradient_norm_vs_lag(W_hh, max_lag: int, phi: str = "tanh", *, input_std: fl
     down for tanh as the units saturate.
     """
     W_hh = _square("W_hh", W_hh)
-    max_lag = _check_int("max_lag", max_lag, 1)
+    max_lag = integer(max_lag, "max_lag", low=1)
     _check_phi(phi)
     H = W_hh.shape[0]
     x = input_std * np.random.default_rng(seed).standard_normal((max_lag, H))
