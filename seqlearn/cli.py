@@ -7,6 +7,8 @@
     seqlearn exercises [ASSIGNMENT ...] regenerate exercises/ from solutions/ (nbgrader)
     seqlearn check-grading [ASSIGNMENT ...]
                                        solutions -> full marks, blank -> 0, delegating -> 0
+    seqlearn grade ASSIGNMENT [--jobs N] [--course DIR]
+                                       sealed grading of the collected submissions into the gradebook
     seqlearn ngram estimate|perplexity n-gram language models in ARPA format
 """
 
@@ -130,6 +132,42 @@ def _check_grading(args) -> int:
     return 0 if ok else 1
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an int >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+@_needs_course_extra
+def _grade(args) -> int:
+    import os
+    from pathlib import Path
+
+    from seqlearn.grading.sealed import LEVELS, Limits, grade_assignment
+
+    course = Path(args.course or os.getcwd())
+    limits = Limits(timeout=args.timeout) if args.timeout else None
+
+    def progress(result) -> None:
+        problems = f"  ({'; '.join(result.problems)})" if result.problems else ""
+        failed = [p.grade_id for nb in result.parts.values() for p in nb.values() if p.failed]
+        lost = f"  lost: {', '.join(failed)}" if failed else ""
+        line = f"  {result.student:<20} {result.score:g}/{result.max_score:g}  {result.seconds:.1f} s{lost}{problems}"
+        print(line, flush=True)
+
+    level, results = grade_assignment(
+        course, args.assignment, jobs=args.jobs, level=args.level, limits=limits, progress=progress
+    )
+    print(f"isolation level: {level}: {LEVELS[level]}")
+    print(f"graded {len(results)} submission(s) of {args.assignment}; scores are in the gradebook", flush=True)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``seqlearn`` command."""
     from seqlearn.ngram.cli import add_subparser as add_ngram
@@ -152,6 +190,14 @@ def build_parser() -> argparse.ArgumentParser:
     cg = sub.add_parser("check-grading", help="grading round trip for instructors changing an exercise")
     cg.add_argument("assignments", nargs="*")
     cg.set_defaults(func=_check_grading)
+
+    gr = sub.add_parser("grade", help="sealed grading of collected submissions (instead of nbgrader autograde)")
+    gr.add_argument("assignment", help="e.g. 01_ngram")
+    gr.add_argument("--jobs", type=_positive_int, help="submissions graded at once (default: the CPU count)")
+    gr.add_argument("--course", metavar="DIR", help="the nbgrader course directory (default: the current one)")
+    gr.add_argument("--timeout", type=_positive_seconds, help="seconds per cell (default: Execute.timeout)")
+    gr.add_argument("--level", choices=["bwrap", "user", "rlimits"], help="isolation level (default: the strongest)")
+    gr.set_defaults(func=_grade)
 
     for p in (run, ex, cg):
         p.add_argument("--root", help="course directory (default: found from the current directory)")

@@ -1,0 +1,949 @@
+"""Sealed grading: a class graded in parallel, where student code cannot reach the grader.
+
+``seqlearn grade NN_slug`` (after ``nbgrader collect``, instead of ``nbgrader autograde``)
+grades every ``submitted/<student>/NN_slug/<notebook>.ipynb`` of an nbgrader course:
+
+1. **The program.** From each submission it builds the student's program: the release
+   notebook's code cells that are neither answers nor tests (taken from the release, so a
+   student cannot change them), the student's answer cells (nbgrader ``solution`` cells,
+   matched by ``grade_id``) and any code cells the student added, in notebook order. Test
+   cells are never part of it: each one becomes a *capture* of the functions it tests at its
+   place in the notebook. Invalid JSON or a notebook that cannot be read scores 0, with the
+   reason recorded; nothing else is affected.
+2. **The worker.** The program runs in a separate process (:mod:`seqlearn.grading.worker`,
+   run as a script) in a fresh scratch directory, with a clean environment, its own session
+   and process group, resource limits, a wall-clock timeout per cell and per test, its output
+   sent to ``/dev/null``, and a ``sys.path`` holding only the standard library, the installed
+   libraries and :data:`WORKER_MODULES` of seqlearn. How much more it is shut off from depends
+   on the isolation level, detected by :func:`detect_level` (see :data:`LEVELS`).
+3. **The checks.** The grading process never runs student code. For each test cell it runs the
+   same :class:`~seqlearn.grading.checks.FunctionCheck` as the notebook's test cell, visible and
+   hidden, on a proxy function that sends each case's arguments to the worker and decodes
+   the answer (a tagged JSON codec, :func:`seqlearn.grading.worker.decode`: no pickle). The
+   references run here, in the grader, and the comparison and hints are the checks' own. An
+   exception raised by student code comes back as its type (builtin types only; others are
+   ``Exception``); its message is never shown.
+4. **The gradebook.** Scores go into nbgrader's gradebook through :class:`nbgrader.api.Gradebook`:
+   autograded test cells get their ``auto_score`` (full points if every check of the cell
+   passed, else 0, as nbgrader scores a test cell); written answers get nbgrader's "no
+   response" zero when unchanged, and manual scores are never touched. An autograded notebook
+   is written to ``autograded/<student>/NN_slug/``: the submission with the source notebook's
+   test cells, whose outputs are the grader's messages (what failed and the hint, or why the
+   cell could not be graded). ``nbgrader generate_feedback`` then works as after autograde,
+   and its ``HideHiddenTests`` keeps the hidden tests out of the feedback.
+
+Submissions are graded in parallel (``jobs`` grading processes, one worker per submission,
+restarted after a crash or timeout with the offending cell skipped, so a crash costs only the
+part it happened in).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import json
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import traceback
+import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from . import ASSIGNMENTS
+from .checks import CheckFailure, FunctionCheck
+from .worker import CodecError, decode, encode
+
+__all__ = [
+    "LEVELS",
+    "WORKER_MODULES",
+    "Limits",
+    "PartResult",
+    "SubmissionResult",
+    "detect_level",
+    "grade_assignment",
+    "grade_submission",
+    "load_assignment",
+]
+
+WORKER_MODULES = ("seqlearn", "seqlearn._lazy", "seqlearn.validation", "seqlearn.device")
+"""The seqlearn modules an answer may import under sealed grading (no reference, no grader)."""
+
+LEVELS = {
+    "bwrap": (
+        "bubblewrap sandbox: new PID, network, IPC and UTS namespaces and a private filesystem "
+        "view (only the system libraries, Python, its installed packages, the allowed seqlearn "
+        "modules and a scratch directory exist; no course directory, solutions, gradebook or "
+        "other submissions), an unprivileged uid of its own, no network, and everything of the rlimits level"
+    ),
+    "user": (
+        "an unprivileged uid of its own (process limit binds, cannot write the gradebook or signal "
+        "the grader, every process it left is killed), and everything of the rlimits level; files readable by "
+        "everyone (e.g. a world-readable solutions/) stay readable"
+    ),
+    "rlimits": (
+        "a separate process with its own session and process group (killed at the end), a clean "
+        "environment, a scratch directory as working directory, a sys.path without the references, "
+        "rlimits on CPU time, memory, file size, open files and processes and a wall-clock timeout; "
+        "it runs as the grading user, so it could read or write what that user can"
+    ),
+}
+"""Isolation levels, strongest first, and what each protects against."""
+
+SLOT_UID_BASE = 1_990_000
+"""As root, worker slot ``k`` runs as uid/gid ``SLOT_UID_BASE + k`` (no passwd entry needed)."""
+
+_WORKER_SOURCE = Path(__file__).with_name("worker.py")
+_SEQLEARN_DIR = Path(__file__).resolve().parents[1]
+_SANDBOX_LIB = "/sealed"
+_SANDBOX_SCRATCH = "/scratch"
+_MAX_ANSWER = 96 * 2**20
+_CHECK_PREFIX = "check_"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of a worker.
+
+    ``timeout`` is the wall-clock limit of one program cell and of one test cell (all its
+    visible and hidden cases), as nbgrader's per-cell timeout.
+    """
+
+    timeout: float = 60.0
+    cpu_seconds: int = 600
+    memory_bytes: int = 4 * 2**30
+    file_bytes: int = 64 * 2**20
+    open_files: int = 256
+    processes: int = 64
+
+
+# ----------------------------------------------------------------------------- the assignment
+
+
+@dataclass(frozen=True)
+class TestCell:
+    """An autograded test cell: its grade id, points and the checks it calls, in order."""
+
+    grade_id: str
+    points: float
+    calls: tuple[tuple[str, str, bool], ...]  # (exercise name, the student's function name, hidden)
+    source: str
+
+
+@dataclass(frozen=True)
+class NotebookPlan:
+    """What grading one notebook needs: the release (locked cells) and source (tests) versions."""
+
+    name: str
+    release: nbformat.NotebookNode
+    tests: tuple[TestCell, ...]
+
+    @property
+    def test_ids(self) -> set[str]:
+        return {t.grade_id for t in self.tests}
+
+
+def _nbgrader(cell) -> dict:
+    """A cell's nbgrader metadata, or ``{}`` if it has none or it is not a mapping (corrupted)."""
+    metadata = cell.get("metadata") if isinstance(cell, Mapping) else None
+    meta = metadata.get("nbgrader") if isinstance(metadata, Mapping) else None
+    return dict(meta) if isinstance(meta, Mapping) else {}
+
+
+def _test_calls(source: str, checks: Mapping[str, FunctionCheck], grade_id: str) -> tuple[tuple[str, str, bool], ...]:
+    """The ``check_<name>(<function>[, hidden=True])`` calls of a test cell; anything else is refused."""
+    calls = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id.startswith(_CHECK_PREFIX)
+            and call.func.id[len(_CHECK_PREFIX) :] in checks
+            and len(call.args) == 1
+            and isinstance(call.args[0], ast.Name)
+            and all(k.arg == "hidden" and isinstance(k.value, ast.Constant) for k in call.keywords)
+        ):
+            raise ValueError(
+                f"test cell {grade_id!r} has code the sealed grader cannot run: {ast.unparse(node)!r} "
+                "(test cells may only import and call check_<name>(<name>[, hidden=True]))"
+            )
+        hidden = any(bool(k.value.value) for k in call.keywords)  # type: ignore[attr-defined]
+        calls.append((call.func.id[len(_CHECK_PREFIX) :], call.args[0].id, hidden))
+    return tuple(calls)
+
+
+def load_assignment(course, assignment: str) -> list[NotebookPlan]:
+    """The notebooks of ``assignment`` in ``course`` with their test cells (from the source notebooks)."""
+    from .nbgrader_tools import course_directories
+
+    course = Path(course)
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"no graded exercises for assignment {assignment!r}; known: {sorted(ASSIGNMENTS)}")
+    checks = ASSIGNMENTS[assignment].CHECKS
+    source_dir, release_dir = course_directories(course)
+    plans = []
+    for path in sorted((course / source_dir / assignment).glob("*.ipynb")):
+        source = nbformat.read(path, as_version=4)
+        release = nbformat.read(course / release_dir / assignment / path.name, as_version=4)
+        tests = tuple(
+            TestCell(
+                meta["grade_id"], float(meta["points"]), _test_calls(cell.source, checks, meta["grade_id"]), cell.source
+            )
+            for cell in source.cells
+            if cell.cell_type == "code" and (meta := _nbgrader(cell)).get("grade") and not meta.get("solution")
+            for source_ in [cell.source]
+        )
+        plans.append(NotebookPlan(path.name, release, tests))
+    if not plans:
+        raise ValueError(f"assignment {assignment!r} has no notebooks in {course / source_dir / assignment}")
+    return plans
+
+
+# ----------------------------------------------------------------------------- the program
+
+
+def _code(source) -> str:
+    text = source if isinstance(source, str) else "".join(source) if isinstance(source, list) else ""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return TransformerManager().transform_cell(text)  # %magics and !shell become (failing) calls
+    except Exception:
+        return text
+
+
+def build_program(plan: NotebookPlan, student: Mapping) -> list[tuple[str, str, Any]]:
+    """The steps of a student's program: ``("exec", label, source)`` and ``("capture", test id, names)``.
+
+    Locked code cells come from the release, answers from the student (by grade id), cells the
+    student added (code cells with no nbgrader id of the release) follow the cell they were
+    added after. ``ValueError`` if the submission is not a notebook.
+    """
+    cells = student.get("cells") if isinstance(student, Mapping) else None
+    if not isinstance(cells, list):
+        raise ValueError("the submission is not a notebook (it has no list of cells)")
+    release_ids = {_nbgrader(c).get("grade_id") for c in plan.release.cells} - {None}
+    answers: dict[str, str] = {}
+    extra: dict[str | None, list[str]] = {}
+    anchor: str | None = None
+    for cell in cells:
+        if not isinstance(cell, Mapping):
+            raise ValueError("the submission has a cell that is not a JSON object")
+        grade_id = _nbgrader(cell).get("grade_id")
+        if isinstance(grade_id, str) and grade_id in release_ids:
+            anchor = grade_id
+            if cell.get("cell_type") == "code":
+                answers.setdefault(grade_id, _code(cell.get("source", "")))
+        elif cell.get("cell_type") == "code":
+            extra.setdefault(anchor, []).append(_code(cell.get("source", "")))
+    tests = {t.grade_id: t for t in plan.tests}
+    steps: list[tuple[str, str, Any]] = [
+        ("exec", f"<added cell {i + 1}>", s) for i, s in enumerate(extra.get(None, []))
+    ]
+    for cell in plan.release.cells:
+        meta = _nbgrader(cell)
+        grade_id = meta.get("grade_id")
+        if cell.cell_type == "code":
+            if grade_id in tests:
+                names = sorted({name for _, name, _ in tests[grade_id].calls})
+                steps.append(("capture", grade_id, names))
+            elif meta.get("solution"):
+                steps.append(("exec", f"<answer {grade_id}>", answers.get(str(grade_id), "")))
+            else:
+                steps.append(("exec", f"<cell {grade_id or cell.get('id')}>", cell.source))
+        steps += [("exec", f"<added cell after {grade_id}>", s) for s in extra.get(grade_id, [])]
+    return steps
+
+
+# ----------------------------------------------------------------------------- isolation
+
+
+class WorkerLost(Exception):
+    """The worker died, timed out or answered something unreadable; the reason is the message."""
+
+
+@dataclass
+class Runtime:
+    """What workers see of the grader's files: a copy of worker.py and the allowed seqlearn modules."""
+
+    root: Path
+    level: str
+    slot: int = 0
+
+    @property
+    def lib(self) -> Path:
+        return self.root / "lib"
+
+    @property
+    def uid(self) -> int | None:
+        return SLOT_UID_BASE + self.slot if self.level in ("bwrap", "user") and os.geteuid() == 0 else None
+
+
+def _make_runtime(root: Path, level: str, slot: int = 0) -> Runtime:
+    runtime = Runtime(root, level, slot)
+    lib = runtime.lib
+    if not (lib / "worker.py").exists():
+        lib.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(_WORKER_SOURCE, lib / "worker.py")
+        for module in WORKER_MODULES:
+            parts = module.split(".")[1:]
+            rel = Path("seqlearn", *parts[:-1], parts[-1] + ".py") if parts else Path("seqlearn", "__init__.py")
+            (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(_SEQLEARN_DIR.parent / rel, lib / rel)
+        for path in [root, *root.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        root.chmod(0o711)
+    return runtime
+
+
+def _library_paths() -> list[str]:
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys(paths[k] for k in ("purelib", "platlib") if k in paths))
+
+
+def _stdlib_paths() -> list[str]:
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys(paths[k] for k in ("stdlib", "platstdlib") if k in paths))
+
+
+def _environment(home: str) -> dict[str, str]:
+    threads = "1"
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+        "OPENBLAS_NUM_THREADS": threads,
+        "MPLBACKEND": "Agg",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (a worker slot's own uid: nothing else runs as it)."""
+    for _ in range(3):
+        found = False
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if entry.stat().st_uid == uid:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    found = True
+            except (OSError, ValueError):
+                continue
+        if not found:
+            return
+        time.sleep(0.05)
+
+
+def _bwrap_command(runtime: Runtime, scratch: Path) -> list[str]:
+    binds = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"]
+    command = ["bwrap", "--die-with-parent", "--new-session"]
+    command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if os.geteuid() != 0:
+        command.append("--unshare-user")
+    prefixes = list(dict.fromkeys([sys.base_prefix, sys.prefix, *(_library_paths())]))
+    # bwrap makes the parents of mount points mode 0700: readable ones are needed once the worker drops root
+    parents = {str(p) for path in prefixes for p in Path(path).parents if str(p) != "/"}
+    for parent in sorted(parents, key=lambda p: p.count("/")):
+        command += ["--perms", "0755", "--dir", parent]
+    for path in binds:
+        command += ["--ro-bind-try", path, path]
+    for prefix in prefixes:
+        command += ["--ro-bind", prefix, prefix]
+    command += ["--ro-bind", str(runtime.lib), _SANDBOX_LIB, "--bind", str(scratch), _SANDBOX_SCRATCH]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", _SANDBOX_SCRATCH]
+    return [*command, "--"]
+
+
+class Worker:
+    """One isolated worker process, spoken to line by line (see :mod:`seqlearn.grading.worker`)."""
+
+    def __init__(self, runtime: Runtime, limits: Limits):
+        self.runtime, self.limits = runtime, limits
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"scratch-{runtime.slot}-", dir=runtime.root))
+        self.proc: subprocess.Popen | None = None
+        self._buffer = b""
+
+    def start(self) -> None:
+        uid = self.runtime.uid
+        if uid is not None:
+            _kill_uid(uid)
+            os.chown(self.scratch, uid, uid)
+        self.scratch.chmod(0o700)
+        sandboxed = self.runtime.level == "bwrap"
+        lib = _SANDBOX_LIB if sandboxed else str(self.runtime.lib)
+        cwd = _SANDBOX_SCRATCH if sandboxed else str(self.scratch)
+        config = {
+            "path": [lib, *_library_paths()],
+            "stdlib": _stdlib_paths(),
+            "allowed": list(WORKER_MODULES),
+            "cwd": cwd,
+            "uid": uid if sandboxed else None,
+            "gid": uid if sandboxed else None,
+        }
+        command = [sys.executable, "-I", "-S", f"{lib}/worker.py", json.dumps(config)]
+        if sandboxed:
+            command = _bwrap_command(self.runtime, self.scratch) + command
+        limits, drop = self.limits, uid if self.runtime.level == "user" else None
+
+        def prepare() -> None:  # in the child, before exec
+            os.setsid()
+            for kind, value in (
+                (resource.RLIMIT_CPU, limits.cpu_seconds),
+                (resource.RLIMIT_AS, limits.memory_bytes),
+                (resource.RLIMIT_FSIZE, limits.file_bytes),
+                (resource.RLIMIT_NOFILE, limits.open_files),
+                (resource.RLIMIT_NPROC, limits.processes),
+                (resource.RLIMIT_CORE, 0),
+            ):
+                resource.setrlimit(kind, (value, value))
+            if drop is not None:
+                os.setgroups([])
+                os.setgid(drop)
+                os.setuid(drop)
+
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=str(self.scratch),
+            env=_environment(cwd),
+            preexec_fn=prepare,
+            close_fds=True,
+        )
+        self._buffer = b""
+        hello = self._read(time.monotonic() + max(self.limits.timeout, 30.0))
+        if not hello.get("ready"):
+            raise WorkerLost("the worker did not start")
+
+    def request(self, message: dict, deadline: float) -> dict:
+        """Send one request and wait for its answer until ``deadline`` (``time.monotonic()``)."""
+        if self.proc is None or self.proc.stdin is None:
+            raise WorkerLost("the worker is not running")
+        try:
+            self.proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise WorkerLost(self._death()) from None
+        return self._read(deadline)
+
+    def _read(self, deadline: float) -> dict:
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise WorkerLost(f"timed out (more than {self.limits.timeout:g} s)")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise WorkerLost(self._death())
+            self._buffer += chunk
+            if len(self._buffer) > _MAX_ANSWER:
+                self.close()
+                raise WorkerLost("answered with more data than the grader accepts")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            answer = json.loads(line)
+        except (ValueError, RecursionError):
+            self.close()
+            raise WorkerLost("answered something that is not the grader's protocol") from None
+        if not isinstance(answer, dict):
+            self.close()
+            raise WorkerLost("answered something that is not the grader's protocol")
+        return answer
+
+    def _death(self) -> str:
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.close()
+            return "the worker stopped answering"
+        self.close()
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+            return f"the worker was killed by {name} (a resource limit, or a crash)"
+        return f"the worker exited (status {code}) while running the submission"
+
+    def close(self) -> None:
+        """Kill the worker's process group (and, with a uid of its own, every process of that uid)."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                self.proc.kill()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=5)
+            for stream in (self.proc.stdin, self.proc.stdout):
+                with contextlib.suppress(Exception):
+                    stream.close()  # type: ignore[union-attr]
+            self.proc = None
+        if self.runtime.uid is not None:
+            _kill_uid(self.runtime.uid)
+
+    def cleanup(self) -> None:
+        self.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def detect_level(preferred: str | None = None, limits: Limits | None = None) -> str:
+    """The strongest isolation level that works here (or ``preferred``, checked): a worker is started and pinged."""
+    candidates = [preferred] if preferred else list(LEVELS)
+    if preferred and preferred not in LEVELS:
+        raise ValueError(f"unknown isolation level {preferred!r}; levels: {list(LEVELS)}")
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="seqlearn-sealed-probe-") as tmp:
+        for level in candidates:
+            if level == "bwrap" and shutil.which("bwrap") is None:
+                problems.append("bwrap: not installed")
+                continue
+            if level == "user" and os.geteuid() != 0:
+                problems.append("user: needs root to switch to a worker uid")
+                continue
+            runtime = _make_runtime(Path(tmp) / level, level)
+            worker = Worker(runtime, limits or Limits(timeout=30))
+            try:
+                worker.start()
+                answer = worker.request(
+                    {"op": "exec", "name": "<probe>", "source": "import numpy"}, time.monotonic() + 30
+                )
+                if answer.get("ok"):
+                    return level
+                problems.append(f"{level}: the worker cannot import numpy")
+            except (WorkerLost, OSError) as exc:
+                problems.append(f"{level}: {exc}")
+            finally:
+                worker.cleanup()
+    raise RuntimeError("no isolation level works here: " + "; ".join(problems))
+
+
+# ----------------------------------------------------------------------------- checks through the worker
+
+_BUILTIN_EXCEPTIONS = {
+    name: cls for name, cls in vars(builtins).items() if isinstance(cls, type) and issubclass(cls, Exception)
+}
+_WITHHELD = "(the sealed grader does not show messages produced by your code)"
+_NO_MODULE = re.compile(r"No module named '(seqlearn(?:\.[A-Za-z_][A-Za-z0-9_]*)*)'")
+
+
+def _student_exception(error: Any) -> Exception:
+    """A builtin exception of the type the worker named, with a message of the grader's own."""
+    name = error.get("type") if isinstance(error, dict) else None
+    cls = _BUILTIN_EXCEPTIONS.get(name, Exception) if isinstance(name, str) else Exception
+    message = _WITHHELD
+    raw = error.get("message") if isinstance(error, dict) else None
+    match = _NO_MODULE.match(raw) if isinstance(raw, str) and cls is ModuleNotFoundError else None
+    if match:
+        from ..guard import REFUSAL
+
+        message = (
+            f"No module named {match.group(1)!r}: under sealed grading the references and the rest of "
+            f"seqlearn are not available to answers; {REFUSAL}. Write the computation yourself."
+        )
+    try:
+        return cls(message)
+    except Exception:
+        return Exception(message)
+
+
+class _Proxy:
+    """The student's function as the checks see it: each call goes to the worker."""
+
+    def __init__(self, worker: Worker, key: str, name: str, deadline: float):
+        self.worker, self.key, self.name, self.deadline = worker, key, name, deadline
+        self.lost: str | None = None
+
+    def __call__(self, *args, **kwargs):
+        request = {"op": "call", "key": self.key, "name": self.name, "args": encode(list(args))}
+        request["kwargs"] = encode(kwargs)
+        try:
+            answer = self.worker.request(request, self.deadline)
+        except WorkerLost as exc:
+            self.lost = str(exc)
+            raise KeyboardInterrupt from None  # the checks let an interrupt through: grading stops here
+        if answer.get("ok") is True and "result" in answer:
+            try:
+                return decode(answer["result"])
+            except (CodecError, RecursionError, ValueError, TypeError):
+                raise TypeError(
+                    "the result could not be read by the grader (an unsupported or malformed value)"
+                ) from None
+        raise _student_exception(answer.get("error"))
+
+
+@dataclass
+class PartResult:
+    """One test cell of one submission: score, the grader's message, and why it failed (if it did)."""
+
+    grade_id: str
+    score: float
+    points: float
+    output: str
+    failed: bool
+    reason: str = ""
+
+
+@dataclass
+class SubmissionResult:
+    """How one submission was graded (its notebooks' test cells, or the reason it could not be)."""
+
+    student: str
+    parts: dict[str, dict[str, PartResult]] = field(default_factory=dict)  # notebook -> grade id -> part
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(p.score for nb in self.parts.values() for p in nb.values())
+
+    @property
+    def max_score(self) -> float:
+        return sum(p.points for nb in self.parts.values() for p in nb.values())
+
+
+def _failure(test: TestCell, reason: str, output: str | None = None) -> PartResult:
+    return PartResult(test.grade_id, 0.0, test.points, output or reason, True, reason)
+
+
+class _Session:
+    """A submission's notebook running in a worker, restarted (skipping the culprit cell) when it dies."""
+
+    MAX_STARTS = 4
+
+    def __init__(self, runtime: Runtime, limits: Limits, steps: list[tuple[str, str, Any]]):
+        self.worker = Worker(runtime, limits)
+        self.limits, self.steps = limits, steps
+        self.skip: set[int] = set()
+        self.found: dict[str, dict[str, str]] = {}
+        self.starts = 0
+        self.broken: str | None = None
+
+    def ensure(self) -> bool:
+        """A worker with the program loaded; False (and ``broken`` says why) if that keeps failing."""
+        while self.worker.proc is None and self.broken is None:
+            if self.starts >= self.MAX_STARTS:
+                self.broken = "the worker kept dying while running the notebook's cells"
+                break
+            self.starts += 1
+            try:
+                self.worker.start()
+            except (WorkerLost, OSError) as exc:
+                self.worker.close()
+                self.broken = f"the worker could not start ({exc})"
+                break
+            for index, (op, label, payload) in enumerate(self.steps):
+                if index in self.skip:
+                    continue
+                try:
+                    deadline = time.monotonic() + self.limits.timeout
+                    if op == "exec":
+                        self.worker.request({"op": "exec", "name": label, "source": payload}, deadline)
+                    else:
+                        answer = self.worker.request({"op": "capture", "key": label, "names": payload}, deadline)
+                        found = answer.get("found")
+                        self.found[label] = found if isinstance(found, dict) else {}
+                except WorkerLost:
+                    self.skip.add(index)
+                    self.worker.close()
+                    break
+        return self.broken is None
+
+    def close(self) -> None:
+        self.worker.cleanup()
+
+
+def _run_test(session: _Session, test: TestCell, checks: Mapping[str, FunctionCheck]) -> PartResult:
+    if not session.ensure():
+        return _failure(test, session.broken or "the worker is not available")
+    found = session.found.get(test.grade_id, {})
+    deadline = time.monotonic() + session.limits.timeout
+    printed = io.StringIO()
+    for exercise, name, hidden in test.calls:
+        kind = found.get(name, "missing")
+        if kind == "missing":
+            return _failure(test, f"NameError: name {name!r} is not defined")
+        if kind != "callable":
+            return _failure(test, f"CheckFailure: {name} should be a function, but it is not")
+        proxy = _Proxy(session.worker, test.grade_id, name, deadline)
+        try:
+            with contextlib.redirect_stdout(printed):
+                checks[exercise].check(proxy, hidden=hidden)
+        except CheckFailure as failure:
+            return _failure(test, f"{name} failed", f"CheckFailure: {failure}")
+        except KeyboardInterrupt:
+            reason = proxy.lost or "interrupted"
+            session.worker.close()
+            return _failure(test, f"{name}: {reason}", f"CheckFailure: {name} could not be graded: {reason}")
+    return PartResult(test.grade_id, test.points, test.points, printed.getvalue(), False)
+
+
+def grade_submission(
+    course, assignment: str, student: str, plans: Sequence[NotebookPlan], runtime: Runtime, limits: Limits
+) -> SubmissionResult:
+    """Grade one student's submission of ``assignment`` (every notebook), in its own worker per notebook."""
+    start = time.perf_counter()
+    result = SubmissionResult(student)
+    checks = ASSIGNMENTS[assignment].CHECKS
+    folder = Path(course) / "submitted" / student / assignment
+    for plan in plans:
+        try:
+            notebook = json.loads((folder / plan.name).read_text(encoding="utf-8"))
+            steps = build_program(plan, notebook)
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = f"{plan.name} could not be read: {type(exc).__name__}"
+            result.problems.append(reason)
+            result.parts[plan.name] = {t.grade_id: _failure(t, reason) for t in plan.tests}
+            continue
+        session = _Session(runtime, limits, steps)
+        try:
+            result.parts[plan.name] = {t.grade_id: _run_test(session, t, checks) for t in plan.tests}
+        finally:
+            session.close()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+# ----------------------------------------------------------------------------- the class, in parallel
+
+_POOL_STATE: dict[str, Any] = {}
+
+
+def _init_pool(slots, root: str, level: str, limits: Limits) -> None:
+    slot = slots.get()
+    _POOL_STATE["runtime"] = _make_runtime(Path(root) / f"slot-{slot}", level, slot)
+    _POOL_STATE["limits"] = limits
+
+
+def _grade_in_pool(course: str, assignment: str, student: str, plans) -> SubmissionResult:
+    try:
+        return grade_submission(course, assignment, student, plans, _POOL_STATE["runtime"], _POOL_STATE["limits"])
+    except Exception as exc:  # a grader bug must not stop the class: record it
+        result = SubmissionResult(student)
+        result.problems.append(f"grader error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
+        for plan in plans:
+            result.parts[plan.name] = {t.grade_id: _failure(t, "grader error") for t in plan.tests}
+        return result
+
+
+def _students(course: Path, assignment: str, students) -> list[str]:
+    found = sorted(p.name for p in (course / "submitted").glob(f"*/{assignment}") if p.is_dir() for p in [p.parent])
+    if students is None:
+        return found
+    missing = sorted(set(students) - set(found))
+    if missing:
+        raise ValueError(f"no submission of {assignment} by {missing} in {course / 'submitted'}")
+    return list(students)
+
+
+def grade_assignment(
+    course,
+    assignment: str,
+    *,
+    jobs: int | None = None,
+    students: Sequence[str] | None = None,
+    level: str | None = None,
+    limits: Limits | None = None,
+    write: bool = True,
+    progress=None,
+) -> tuple[str, list[SubmissionResult]]:
+    """Grade every submission of ``assignment`` in ``course``; write the gradebook and autograded notebooks.
+
+    Parameters
+    ----------
+    course : path
+        The nbgrader course directory (``nbgrader_config.py``, ``submitted/``, the gradebook).
+    assignment : str
+        E.g. ``"01_ngram"``; ``nbgrader generate_assignment`` must have recorded it in the gradebook.
+    jobs : int, optional
+        Submissions graded at once (default: the number of CPUs).
+    students : list of str, optional
+        Only these students (default: everyone under ``submitted/``).
+    level : str, optional
+        Isolation level (default: the strongest that works, :func:`detect_level`).
+    limits : Limits, optional
+        The workers' resource limits.
+    write : bool
+        Write scores to the gradebook and autograded notebooks (default); False only grades.
+    progress : callable, optional
+        Called with each :class:`SubmissionResult` as it is finished.
+
+    Returns
+    -------
+    (level, results)
+    """
+    course = Path(course).resolve()
+    limits = limits or Limits(timeout=_course_timeout(course))
+    plans = load_assignment(course, assignment)
+    names = _students(course, assignment, students)
+    level = detect_level(level)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, max(len(names), 1)))
+    results: list[SubmissionResult] = []
+    with tempfile.TemporaryDirectory(prefix="seqlearn-sealed-") as tmp:
+        Path(tmp).chmod(0o711)
+        if jobs == 1:
+            runtime = _make_runtime(Path(tmp) / "slot-0", level, 0)
+            for name in names:
+                results.append(grade_submission(course, assignment, name, plans, runtime, limits))
+                if progress:
+                    progress(results[-1])
+        else:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")
+            slots = context.Manager().Queue()
+            for slot in range(jobs):
+                slots.put(slot)
+            with ProcessPoolExecutor(
+                jobs, context, initializer=_init_pool, initargs=(slots, tmp, level, limits)
+            ) as pool:
+                futures = [pool.submit(_grade_in_pool, str(course), assignment, n, plans) for n in names]
+                for future in futures:
+                    results.append(future.result())
+                    if progress:
+                        progress(results[-1])
+    if write:
+        write_results(course, assignment, plans, results)
+    return level, results
+
+
+def _course_timeout(course: Path) -> float:
+    from traitlets.config.loader import PyFileConfigLoader
+
+    with contextlib.suppress(Exception):
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+        value = config.Execute.timeout
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+    return Limits.timeout
+
+
+# ----------------------------------------------------------------------------- the gradebook and feedback
+
+
+def _db(course: Path) -> tuple[str, str]:
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    url = config.CourseDirectory.db_url if "db_url" in config.CourseDirectory else ""
+    course_id = config.CourseDirectory.course_id if "course_id" in config.CourseDirectory else ""
+    return url or f"sqlite:///{course / 'gradebook.db'}", course_id or "default_course"
+
+
+def _output(text: str, failed: bool) -> nbformat.NotebookNode:
+    if not failed:
+        return nbformat.v4.new_output("stream", name="stdout", text=text)
+    ename, _, evalue = text.partition(": ")
+    return nbformat.v4.new_output("error", ename=ename or "CheckFailure", evalue=evalue, traceback=[text])
+
+
+def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, parts: Mapping[str, PartResult]):
+    """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs."""
+    try:
+        notebook = nbformat.read(submitted, as_version=4)
+        students = {_nbgrader(c).get("grade_id"): c for c in notebook.cells}
+    except Exception:
+        students = {}
+    result = nbformat.from_dict(plan.release)
+    for index, cell in enumerate(result.cells):
+        meta = _nbgrader(cell)
+        grade_id = str(meta.get("grade_id"))
+        if grade_id in parts:
+            cell.source = source_tests[grade_id].source
+            cell.outputs = [_output(parts[grade_id].output, parts[grade_id].failed)]
+        elif meta.get("solution") and grade_id in students:
+            mine = students[grade_id]
+            if mine.get("cell_type") == cell.cell_type and isinstance(mine.get("source"), str):
+                cell.source = mine["source"]
+        result.cells[index] = cell
+    return result
+
+
+def write_results(course, assignment: str, plans: Sequence[NotebookPlan], results: Sequence[SubmissionResult]) -> None:
+    """Record ``results`` in the course's gradebook and write the autograded notebooks feedback is made from."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    course = Path(course)
+    url, course_id = _db(course)
+    with warnings.catch_warnings(), Gradebook(url, course_id) as gradebook:
+        warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's own, as in autograde
+        try:
+            gradebook.find_assignment(assignment)
+        except MissingEntry:
+            raise ValueError(
+                f"no assignment {assignment!r} in the gradebook: run `nbgrader generate_assignment {assignment}` first"
+            ) from None
+        for result in results:
+            submitted = course / "submitted" / result.student / assignment
+            gradebook.update_or_create_student(result.student)
+            timestamp = _timestamp(submitted)
+            extra = {"timestamp": timestamp} if timestamp else {}
+            gradebook.update_or_create_submission(assignment, result.student, **extra)
+            out_dir = course / "autograded" / result.student / assignment
+            out_dir.mkdir(parents=True, exist_ok=True)
+            if (submitted / "timestamp.txt").is_file():
+                shutil.copy2(submitted / "timestamp.txt", out_dir / "timestamp.txt")
+            for plan in plans:
+                parts = result.parts.get(plan.name, {})
+                notebook_id = Path(plan.name).stem
+                for part in parts.values():
+                    grade = gradebook.find_grade(part.grade_id, notebook_id, assignment, result.student)
+                    grade.auto_score = part.score
+                    grade.needs_manual_grade = grade.manual_score is not None
+                tests = {t.grade_id: t for t in plan.tests}
+                autograded = _autograded_notebook(plan, tests, submitted / plan.name, parts)
+                for cell in autograded.cells:
+                    meta = _nbgrader(cell)
+                    if meta.get("solution") or meta.get("task"):
+                        _record_answer(gradebook, cell, meta, notebook_id, assignment, result.student)
+                nbformat.write(autograded, out_dir / plan.name)
+            gradebook.db.commit()
+
+
+def _record_answer(gradebook, cell, meta, notebook_id: str, assignment: str, student: str) -> None:
+    """nbgrader's treatment of an answer cell: 0 and "No response." when unchanged, else left for the grader."""
+    from nbgrader.utils import compute_checksum, determine_grade
+
+    if meta.get("grade"):
+        grade = gradebook.find_grade(meta["grade_id"], notebook_id, assignment, student)
+        auto, _ = determine_grade(cell)
+        grade.auto_score = auto
+        grade.needs_manual_grade = grade.manual_score is not None or auto is None
+    comment = gradebook.find_comment(meta["grade_id"], notebook_id, assignment, student)
+    unchanged = meta.get("checksum") == compute_checksum(cell)
+    comment.auto_comment = "No response." if unchanged else None
+
+
+def _timestamp(folder: Path):
+    from nbgrader.utils import parse_utc
+
+    path = folder / "timestamp.txt"
+    with contextlib.suppress(Exception):
+        return parse_utc(path.read_text().strip())
+    return None
