@@ -102,7 +102,7 @@ def bench_seqlearn(train, test) -> dict[str, float]:
         model, t_fit = timed(fit_mkn, N, train_ids, vocab)
         report, t_ppl = timed(model.evaluate, test_ids)
         m_fit, m_ppl = peak_mib(fit_mkn, N, train_ids, vocab), peak_mib(model.evaluate, test_ids)
-        sizes = " ".join(f"{model.index.size(k):,}" for k in range(1, N + 1))
+        sizes = " ".join(f"{model.index_.size(k):,}" for k in range(1, N + 1))
         print(f"  {N}-gram: estimation {t_fit:.2f} s (peak {m_fit:.0f} MiB; n-gram types {sizes})")
         print(
             f"          perplexity of {report.n_tokens:,} tokens: {t_ppl:.3f} s (peak {m_ppl:.0f} MiB), "

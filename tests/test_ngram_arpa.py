@@ -266,9 +266,9 @@ def test_arpa_query_equals_model(make, N):
     sentences = markov_corpus(N)
     model = make(N).fit(sentences)
     backoff = read_arpa(io.StringIO(arpa_text(model)))
-    assert backoff.vocab == model.vocab and backoff.order == N
+    assert backoff.vocab_ == model.vocab_ and backoff.order == N
     rng = np.random.default_rng(0)
-    for h in random_contexts(model.vocab, rng):
+    for h in random_contexts(model.vocab_, rng):
         expected, got = model.next_distribution(h), backoff.next_distribution(h)
         np.testing.assert_array_equal(got == 0, expected == 0)
         np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0)

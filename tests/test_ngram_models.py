@@ -138,15 +138,15 @@ def test_mkn_equals_plain_python_reference(seed, N):
     rng = np.random.default_rng(100 + seed)
     discounts = rng.uniform(0, [1, 2, 3], size=(N, 3))  # D_r in [0, r], drawn per order
     model = ModifiedKneserNey(N, discounts=discounts).fit(sentences)
-    reference = ReferenceKN(sentences, N, model.vocab.itos, discounts)
+    reference = ReferenceKN(sentences, N, model.vocab_.itos, discounts)
     # every predicted token of the corpus
     expected = [math.log(reference.prob(w, h)) for s in sentences for w, h in reference.contexts(s)]
     np.testing.assert_allclose(model.token_logprobs(sentences), expected, rtol=0, atol=1e-12)
     # whole next-word distributions after seen and unseen contexts
-    for h in probe_contexts(model.vocab, rng):
+    for h in probe_contexts(model.vocab_, rng):
         h_model = h[h.index("<s>") :] if "<s>" in h else h  # nothing left of <s> counts
-        h_ref = tuple(w if w in model.vocab else "<unk>" for w in h_model)[-(N - 1) :] if N > 1 else ()
-        expected = [reference.prob(w, h_ref) for w in model.vocab.itos]
+        h_ref = tuple(w if w in model.vocab_ else "<unk>" for w in h_model)[-(N - 1) :] if N > 1 else ()
+        expected = [reference.prob(w, h_ref) for w in model.vocab_.itos]
         np.testing.assert_allclose(model.next_distribution(h), expected, rtol=0, atol=1e-12)
 
 
@@ -155,10 +155,10 @@ def test_mkn_equals_plain_python_reference(seed, N):
 def test_mkn_estimated_discounts_equal_textbook_formula(seed, N):
     sentences = markov_corpus(seed, n_sentences=1500, n_words=300)
     model = ModifiedKneserNey(N).fit(sentences)
-    reference = ReferenceKN(sentences, N, model.vocab.itos)
+    reference = ReferenceKN(sentences, N, model.vocab_.itos)
     for n in range(1, N + 1):
         expected = basics.mkn_discounts(reference.count_of_counts[n])
-        np.testing.assert_allclose(model.D[n - 1], expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(model.D_[n - 1], expected, rtol=0, atol=1e-12)
     expected = [math.log(reference.prob(w, h)) for s in sentences[:200] for w, h in reference.contexts(s)]
     n_tokens = sum(len(s) + 1 for s in sentences[:200])
     np.testing.assert_allclose(model.token_logprobs(sentences)[:n_tokens], expected, rtol=0, atol=1e-12)
@@ -170,7 +170,7 @@ def test_arpa_numbers_equal_plain_python_reference(seed, N):
     sentences = markov_corpus(seed, n_sentences=80)
     discounts = (0.6, 1.2, 1.9)
     model = ModifiedKneserNey(N, discounts=discounts).fit(sentences)
-    reference = ReferenceKN(sentences, N, model.vocab.itos, [discounts] * N).arpa(model.vocab.itos)
+    reference = ReferenceKN(sentences, N, model.vocab_.itos, [discounts] * N).arpa(model.vocab_.itos)
     buffer = io.StringIO()
     model.to_arpa(buffer)
     written = {}
@@ -228,12 +228,12 @@ def test_fallback_discounts_replace_only_undefined_estimates():
     with pytest.raises(ValueError, match="fallback_discounts="):
         ModifiedKneserNey(3).fit(sentences)
     model = ModifiedKneserNey(3, fallback_discounts=(0.5, 1.0, 1.5)).fit(sentences)
-    assert model.D[0] == pytest.approx([0.5, 1.0, 1.5])
+    assert model.D_[0] == pytest.approx([0.5, 1.0, 1.5])
     for n in (2, 3):
-        assert model.D[n - 1] == pytest.approx(basics.mkn_discounts(reference.count_of_counts[n]), abs=1e-12)
+        assert model.D_[n - 1] == pytest.approx(basics.mkn_discounts(reference.count_of_counts[n]), abs=1e-12)
     kn = KneserNey(3, fallback_discounts=0.4).fit(sentences)
     n = reference.count_of_counts[2]
-    assert kn.D[:, 0] == pytest.approx([0.4, n[1] / (n[1] + 2 * n[2]), kn.D[2, 0]])
+    assert kn.D_[:, 0] == pytest.approx([0.4, n[1] / (n[1] + 2 * n[2]), kn.D_[2, 0]])
     tiny = [["a", "b"], ["b"]]  # no order of this corpus has defined MKN discounts
     fallback = ModifiedKneserNey(2, fallback_discounts=(0.5, 1.0, 1.5)).fit(tiny)
     explicit = ModifiedKneserNey(2, discounts=(0.5, 1.0, 1.5)).fit(tiny)
@@ -252,8 +252,8 @@ def test_kn_bigram_equals_textbook_formula(d):
     model = KneserNey(2, discounts=[0.0, d]).fit(sentences)
     bigrams = basics.count_ngrams(sentences, 2)
     for v in ["<s>", "w0", "w3", "w11", "</s>"]:
-        expected = [basics.kn_bigram_prob(v, w, bigrams, d) for w in model.vocab.itos if w not in ("<s>", "<unk>")]
-        got = [model.prob(w, [v]) for w in model.vocab.itos if w not in ("<s>", "<unk>")]
+        expected = [basics.kn_bigram_prob(v, w, bigrams, d) for w in model.vocab_.itos if w not in ("<s>", "<unk>")]
+        got = [model.prob(w, [v]) for w in model.vocab_.itos if w not in ("<s>", "<unk>")]
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     default = KneserNey(2, discounts=[0.5, d]).fit(sentences)
     assert default.prob("<unk>", ["w0"]) > 0  # the discounted unigram level gives unseen words mass
@@ -265,7 +265,7 @@ def test_add_k_equals_textbook_formula(N, k):
     sentences = markov_corpus(8, n_sentences=50, n_words=10)
     model = AddK(N, k=k).fit(sentences)
     counts = basics.count_ngrams(sentences, N)
-    predictable = len(model.vocab) - 1
+    predictable = len(model.vocab_) - 1
     h = ("w1", "w2")[2 - (N - 1) :] if N > 1 else ()
     for w in ["w0", "w1", "</s>", "<unk>"]:
         assert model.prob(w, h) == pytest.approx(basics.add_k_prob(h, w, counts, k, predictable), abs=1e-14)
@@ -294,7 +294,7 @@ def test_absolute_discounting_default_discount():
     model = AbsoluteDiscounting(3).fit(sentences)
     for n in (1, 2, 3):
         c = Counter(basics.count_ngrams(sentences, n).values())
-        assert model.D[n - 1] == pytest.approx([c[1] / (c[1] + 2 * c[2])] * 3)
+        assert model.D_[n - 1] == pytest.approx([c[1] / (c[1] + 2 * c[2])] * 3)
     assert kn_discount(np.array([4, 2, 0, 0])) == pytest.approx(0.5)
 
 
@@ -304,9 +304,9 @@ def test_every_next_distribution_sums_to_one(method, N):
     sentences = markov_corpus(10, n_sentences=300, n_words=40)
     options = {"mkn": {"discounts": (0.5, 1.0, 1.5)}, "abs": {"discounts": 0.7}, "kn": {"discounts": 0.8}}
     model = make_model(method, N, **options.get(method, {})).fit(sentences)
-    for h in probe_contexts(model.vocab, np.random.default_rng(N)):
+    for h in probe_contexts(model.vocab_, np.random.default_rng(N)):
         p = model.next_distribution(h)
-        assert p.shape == (len(model.vocab),) and p[model.vocab.bos_id] == 0 and np.all(p >= 0)
+        assert p.shape == (len(model.vocab_),) and p[model.vocab_.bos_id] == 0 and np.all(p >= 0)
         assert p.sum() == pytest.approx(1.0, abs=1e-12), (method, N, h)
 
 
@@ -325,7 +325,7 @@ def test_token_sentence_and_corpus_logprobs_agree():
     np.testing.assert_allclose(token, by_hand, rtol=0, atol=1e-12)
     assert model.sentence_logprobs(test) == pytest.approx([sum(by_hand[:4]), by_hand[4], sum(by_hand[5:])])
     assert model.logprob(test) == pytest.approx(sum(by_hand))
-    stream = encode_sentences(test, model.vocab)
+    stream = encode_sentences(test, model.vocab_)
     np.testing.assert_array_equal(model.token_logprobs(stream), token)
 
 
@@ -353,7 +353,7 @@ def test_fit_on_stream_equals_fit_on_sentences():
 
 def test_prob_accepts_ids_and_tokens():
     model = MLE(2).fit([["a", "b"], ["a"]])
-    a, b = model.vocab["a"], model.vocab["b"]
+    a, b = model.vocab_["a"], model.vocab_["b"]
     assert model.prob(b, [a]) == model.prob("b", ["a"]) == pytest.approx(0.5)
     np.testing.assert_allclose(model.prob(np.array([[a, b]]), ["<s>"]), [[1.0, 0.0]])
 
@@ -363,7 +363,7 @@ def test_sample_is_reproducible_and_in_vocabulary():
     model = ModifiedKneserNey(3, discounts=(0.5, 1, 1.5)).fit(sentences)
     first = model.sample(5, rng=0, max_len=20)
     assert first == model.sample(5, rng=np.random.default_rng(0), max_len=20)
-    assert len(first) == 5 and all(len(s) <= 20 and set(s) <= set(model.vocab.itos) - {"<s>", "</s>"} for s in first)
+    assert len(first) == 5 and all(len(s) <= 20 and set(s) <= set(model.vocab_.itos) - {"<s>", "</s>"} for s in first)
     mle = MLE(2).fit([["a", "b", "c"]])
     assert mle.sample(3, rng=1) == [["a", "b", "c"]] * 3  # a deterministic chain
 

@@ -145,6 +145,6 @@ def agreement_scorer(model: LanguageModel) -> Callable[[Sequence[str], Sequence[
     """
 
     def score(prefix, candidates):
-        return np.log(model.prob(list(candidates), [Vocab.bos_id, *model.vocab.encode(list(prefix))]))
+        return np.log(model.prob(list(candidates), [Vocab.bos_id, *model.vocab_.encode(list(prefix))]))
 
     return score

@@ -85,13 +85,14 @@ def _perplexity(logp: np.ndarray) -> float:
 class LanguageModel:
     """Base class: an n-gram model of order N over a :class:`~seqlearn.data.vocab.Vocab`.
 
-    Attributes set by ``fit`` (or a loader): ``order`` (N), ``vocab`` and ``index``
+    ``order`` (N) is a hyperparameter; learned by ``fit`` (or read by a loader), with a
+    trailing underscore as in scikit-learn: ``vocab_`` and ``index_``
     (an :class:`~seqlearn.ngram.counts.NGramIndex` of the n-grams the model knows).
     """
 
     order: int
-    vocab: Vocab
-    index: NGramIndex
+    vocab_: Vocab
+    index_: NGramIndex
 
     # -- what a subclass implements -------------------------------------------------------
 
@@ -110,26 +111,26 @@ class LanguageModel:
     # -- shared API -----------------------------------------------------------------------
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "index"):
+        if not hasattr(self, "index_"):
             raise RuntimeError(f"this {type(self).__name__} is not fitted yet: call fit(sentences) first")
 
     @property
     def V(self) -> int:
         """|V|, the vocabulary size (specials included)."""
-        return len(self.vocab)
+        return len(self.vocab_)
 
     def _word_ids(self, words) -> np.ndarray:
         """Ids of ``words``: str tokens (unknown -> ``<unk>``) or integer ids (checked)."""
         if isinstance(words, str):
-            return np.array(self.vocab[words])
+            return np.array(self.vocab_[words])
         if isinstance(words, Sequence) and words and all(isinstance(t, str) for t in words):
-            return self.vocab.encode(words)
+            return self.vocab_.encode(words)
         return token_ids(words, "words (when not str tokens)", self.V)
 
     def _context_column(self, context) -> np.ndarray:
         """Context ids of one context at every order; shape ``(N, 1)``."""
         h = self._word_ids(list(context)).ravel()
-        return self.index.context_ids(np.append(h, EOS), self.order)[:, -1:]
+        return self.index_.context_ids(np.append(h, EOS), self.order)[:, -1:]
 
     def prob(self, words, context=()):
         r"""P(w | h) of each word in ``words`` after the one context ``h``.
@@ -158,15 +159,15 @@ class LanguageModel:
         Computed for all positions at once.
         """
         self._check_fitted()
-        stream = as_stream(data, self.vocab)
-        ctx = self.index.context_ids(stream, self.order)  # (N, len(stream))
+        stream = as_stream(data, self.vocab_)
+        ctx = self.index_.context_ids(stream, self.order)  # (N, len(stream))
         predicted = stream != BOS
         return self._logp(stream[predicted], ctx[:, predicted])
 
     def sentence_logprobs(self, data) -> np.ndarray:
         r"""Natural-log probability :math:`\sum_t \log P(w_t \mid h_t)` of each sentence; shape ``(S,)``."""
         self._check_fitted()
-        stream = as_stream(data, self.vocab)
+        stream = as_stream(data, self.vocab_)
         sentence = np.cumsum(stream == BOS)[stream != BOS] - 1  # (T,) sentence of each predicted token
         return np.bincount(sentence, weights=self.token_logprobs(stream), minlength=int((stream == BOS).sum()))
 
@@ -177,7 +178,7 @@ class LanguageModel:
     def evaluate(self, data) -> PerplexityReport:
         """Perplexity of ``data`` with and without OOV positions, and its token counts."""
         self._check_fitted()
-        stream = as_stream(data, self.vocab)
+        stream = as_stream(data, self.vocab_)
         logp = self.token_logprobs(stream)  # (T,)
         oov = stream[stream != BOS] == UNK
         return PerplexityReport(
@@ -215,7 +216,7 @@ class LanguageModel:
                 if w == EOS:
                     break
                 h.append(int(w))
-            sentences.append(self.vocab.decode(h[1:]))
+            sentences.append(self.vocab_.decode(h[1:]))
         return sentences
 
     def to_arpa(self, file) -> None:
@@ -225,7 +226,7 @@ class LanguageModel:
         probabilities (see :mod:`seqlearn.ngram.arpa`).
         """
         self._check_fitted()
-        write_arpa(file, self.vocab.itos, self.index, self._arpa_tables())
+        write_arpa(file, self.vocab_.itos, self.index_, self._arpa_tables())
 
 
 class Estimator(Protocol):

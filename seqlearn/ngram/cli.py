@@ -100,10 +100,10 @@ def _estimate(args) -> int:
         model.to_arpa(sys.stdout)
     else:
         model.to_arpa(args.arpa)
-    sizes = " ".join(f"{k}={model.index.size(k)}" for k in range(1, model.order + 1))
+    sizes = " ".join(f"{k}={model.index_.size(k)}" for k in range(1, model.order + 1))
     print(f"{args.method} {model.order}-gram model, {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
     if args.method in ("abs", "kn", "mkn"):
-        print(f"discounts D1 D2 D3+ per order: {np.round(model.D, 6).tolist()}", file=sys.stderr)
+        print(f"discounts D1 D2 D3+ per order: {np.round(model.D_, 6).tolist()}", file=sys.stderr)
     return 0
 
 

@@ -119,9 +119,9 @@ class DiscountEstimationError(ValueError):
 class InterpolatedModel(LanguageModel):
     r"""The interpolated recursion of the module docstring; subclasses choose :math:`c_k` and :math:`D_k`.
 
-    After :meth:`fit`: ``counts`` (raw counts, an :class:`NGramCounts`), ``c`` (the counts
-    :math:`c_k` the recursion uses, one array per order), ``D`` (shape ``(N, 3)``: row k-1
-    holds :math:`D_k(1), D_k(2), D_k(3+)`), ``S`` and ``gamma`` (per order k, indexed by the
+    Learned by :meth:`fit`: ``counts_`` (raw counts, an :class:`NGramCounts`), ``c_`` (the counts
+    :math:`c_k` the recursion uses, one array per order), ``D_`` (shape ``(N, 3)``: row k-1
+    holds :math:`D_k(1), D_k(2), D_k(3+)`), ``S_`` and ``gamma_`` (per order k, indexed by the
     ids of the (k-1)-gram contexts).
     """
 
@@ -158,19 +158,19 @@ class InterpolatedModel(LanguageModel):
 
         ``vocab`` defaults to ``Vocab.build(sentences)``; a stream needs the vocab that encoded it.
         """
-        stream, self.vocab = _training_stream(data, vocab)
-        self.counts = NGramCounts.from_stream(stream, self.V, self.order)
-        self.index = self.counts
-        self.c = self._level_counts(self.counts)
-        self.D = self.discounts if self.discounts is not None else self._estimate_discounts()
-        self.S = [context_totals(self.index, k, self.c[k - 1]) for k in range(1, self.order + 1)]
-        self.gamma = [self._gamma(k) for k in range(1, self.order + 1)]
+        stream, self.vocab_ = _training_stream(data, vocab)
+        self.counts_ = NGramCounts.from_stream(stream, self.V, self.order)
+        self.index_ = self.counts_
+        self.c_ = self._level_counts(self.counts_)
+        self.D_ = self.discounts if self.discounts is not None else self._estimate_discounts()
+        self.S_ = [context_totals(self.index_, k, self.c_[k - 1]) for k in range(1, self.order + 1)]
+        self.gamma_ = [self._gamma(k) for k in range(1, self.order + 1)]
         return self
 
     def _estimate_discounts(self) -> np.ndarray:
         """D of every order from the count-of-counts of c_k (or the fallback where undefined); shape (N, 3)."""
         D = np.zeros((self.order, 3))
-        for k, c_k in enumerate(self.c, start=1):
+        for k, c_k in enumerate(self.c_, start=1):
             if not c_k.any():
                 continue  # no k-grams: no context of order k is ever seen, D_k is never used
             try:
@@ -183,22 +183,22 @@ class InterpolatedModel(LanguageModel):
 
     def _D(self, k: int, c: np.ndarray) -> np.ndarray:
         """D_k(c) for counts c (0 for c = 0); same shape as c."""
-        return np.where(c > 0, self.D[k - 1][np.clip(c, 1, 3) - 1], 0.0)
+        return np.where(c > 0, self.D_[k - 1][np.clip(c, 1, 3) - 1], 0.0)
 
     def _gamma(self, k: int) -> np.ndarray:
         r""":math:`\gamma_k(h) = \sum_x D_k(c_k(hx)) / S_k(h)`, 1 where :math:`S_k(h) = 0`; shape ``(n_{k-1},)``."""
-        S = self.S[k - 1]
-        discount_mass = context_totals(self.index, k, self._D(k, self.c[k - 1]))
+        S = self.S_[k - 1]
+        discount_mass = context_totals(self.index_, k, self._D(k, self.c_[k - 1]))
         return np.divide(discount_mass, S, out=np.ones_like(S), where=S > 0)
 
     # -- probabilities --------------------------------------------------------------------
 
     def _interpolate(self, k: int, w: np.ndarray, h: np.ndarray, p_lower: np.ndarray) -> np.ndarray:
         r"""One step of the recursion: :math:`p_k(w \mid h)` from :math:`p_{k-1}(w \mid h')`; shapes ``(m,)``."""
-        S = take(self.S[k - 1], h, 0.0)  # (m,) S_k(h), 0 for an unseen context
-        c = take(self.c[k - 1], self.index.lookup(k, h, w), 0)  # (m,) c_k(hw)
+        S = take(self.S_[k - 1], h, 0.0)  # (m,) S_k(h), 0 for an unseen context
+        c = take(self.c_[k - 1], self.index_.lookup(k, h, w), 0)  # (m,) c_k(hw)
         discounted = np.divide(c - self._D(k, c), S, out=np.zeros_like(S), where=S > 0)
-        return discounted + take(self.gamma[k - 1], h, 1.0) * p_lower
+        return discounted + take(self.gamma_[k - 1], h, 1.0) * p_lower
 
     def _p(self, w: np.ndarray, ctx: np.ndarray) -> np.ndarray:
         """p_K(w | h) of each query, K = len(ctx); ``w`` (m,), ``ctx`` (K, m) -> (m,)."""
@@ -218,20 +218,20 @@ class InterpolatedModel(LanguageModel):
 
         Row j-1 is the id of u_{k-j+2} .. u_{k-1}, reached by following suffix links.
         """
-        ctx = np.empty((k, self.index.size(k)), dtype=np.int64)
-        g = np.arange(self.index.size(k))  # ids of u_{k-j+1} .. u_k, order j
+        ctx = np.empty((k, self.index_.size(k)), dtype=np.int64)
+        g = np.arange(self.index_.size(k))  # ids of u_{k-j+1} .. u_k, order j
         for j in range(k, 0, -1):
-            ctx[j - 1] = self.index.prefix(j)[g]
-            g = self.counts.suffix[j - 1][g]
+            ctx[j - 1] = self.index_.prefix(j)[g]
+            g = self.counts_.suffix[j - 1][g]
         return ctx
 
     def _arpa_tables(self):
         tables = []
         with np.errstate(divide="ignore"):
             for k in range(1, self.order + 1):
-                log10_p = np.log10(self._p(self.index.last(k), self._ngram_contexts(k)))
-                log10_bo = np.log10(self.gamma[k]) if k < self.order else None
-                tables.append((np.arange(self.index.size(k)), log10_p, log10_bo))
+                log10_p = np.log10(self._p(self.index_.last(k), self._ngram_contexts(k)))
+                log10_bo = np.log10(self.gamma_[k]) if k < self.order else None
+                tables.append((np.arange(self.index_.size(k)), log10_p, log10_bo))
         return tables
 
 
@@ -317,17 +317,17 @@ class AddK(LanguageModel):
 
     def fit(self, data, vocab: Vocab | None = None):
         """Count the n-grams of sentences or an encoded stream (see :meth:`InterpolatedModel.fit`)."""
-        stream, self.vocab = _training_stream(data, vocab)
-        self.counts = self.index = NGramCounts.from_stream(stream, self.V, self.order)
-        self.S = [context_totals(self.index, j, self.counts.c[j - 1]) for j in range(1, self.order + 1)]
+        stream, self.vocab_ = _training_stream(data, vocab)
+        self.counts_ = self.index_ = NGramCounts.from_stream(stream, self.V, self.order)
+        self.S_ = [context_totals(self.index_, j, self.counts_.c[j - 1]) for j in range(1, self.order + 1)]
         return self
 
     def _logp(self, w, ctx):
         K = (ctx != NO_CONTEXT).sum(axis=0)  # (m,) order used: the valid contexts are rows 0..K-1
         p = np.empty(ctx.shape)  # (N, m): add-k estimate of every order
         for j in range(1, self.order + 1):
-            c = take(self.counts.c[j - 1], self.index.lookup(j, ctx[j - 1], w), 0)
-            p[j - 1] = (c + self.k) / (take(self.S[j - 1], ctx[j - 1], 0.0) + self.k * (self.V - 1))
+            c = take(self.counts_.c[j - 1], self.index_.lookup(j, ctx[j - 1], w), 0)
+            p[j - 1] = (c + self.k) / (take(self.S_[j - 1], ctx[j - 1], 0.0) + self.k * (self.V - 1))
         p = np.where(w == BOS, 0.0, p[K - 1, np.arange(len(w))])
         with np.errstate(divide="ignore"):
             return np.log(p)
@@ -350,12 +350,12 @@ class BackoffModel(LanguageModel):
     :math:`\log P(w \mid h) = \log p(h w)` if :math:`h w` is listed, else
     :math:`\log bo(h) + \log P(w \mid h')`. Build it with :meth:`from_arpa`. The vocabulary
     is that of the unigrams (``<unk>``, ``<s>``, ``</s>`` first; a special missing from the
-    file has probability 0). ``log10_p[k-1]``, ``log10_bo[k-1]`` (shape ``(n_k,)``) are
-    indexed by the ids of ``index``; -inf stands for zero.
+    file has probability 0). ``log10_p_[k-1]``, ``log10_bo_[k-1]`` (shape ``(n_k,)``) are
+    indexed by the ids of ``index_``; -inf stands for zero.
     """
 
     def __init__(self, vocab: Vocab, index: NGramIndex, log10_p: list[np.ndarray], log10_bo: list[np.ndarray]):
-        self.vocab, self.index, self.log10_p, self.log10_bo = vocab, index, log10_p, log10_bo
+        self.vocab_, self.index_, self.log10_p_, self.log10_bo_ = vocab, index, log10_p, log10_bo
         self.order = index.order
 
     @classmethod
@@ -380,16 +380,16 @@ class BackoffModel(LanguageModel):
         return cls(vocab, NGramIndex(keys, V), _zero_at_99(log10_p), _zero_at_99(log10_bo))
 
     def _logp(self, w, ctx):
-        log10_p = self.log10_p[0][w]  # (m,)
+        log10_p = self.log10_p_[0][w]  # (m,)
         for k in range(2, len(ctx) + 1):
-            g = self.index.lookup(k, ctx[k - 1], w)
-            backed_off = log10_p + take(self.log10_bo[k - 2], ctx[k - 1], 0.0)
-            log10_p = np.where(g >= 0, take(self.log10_p[k - 1], g, 0.0), backed_off)
+            g = self.index_.lookup(k, ctx[k - 1], w)
+            backed_off = log10_p + take(self.log10_bo_[k - 2], ctx[k - 1], 0.0)
+            log10_p = np.where(g >= 0, take(self.log10_p_[k - 1], g, 0.0), backed_off)
         return log10_p * np.log(10)
 
     def _arpa_tables(self):
         return [
-            (np.arange(self.index.size(k)), self.log10_p[k - 1], self.log10_bo[k - 1] if k < self.order else None)
+            (np.arange(self.index_.size(k)), self.log10_p_[k - 1], self.log10_bo_[k - 1] if k < self.order else None)
             for k in range(1, self.order + 1)
         ]
 
