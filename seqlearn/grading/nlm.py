@@ -258,7 +258,7 @@ def _masked_ce_case(rng: np.random.Generator) -> Case:
     scale = float(rng.choice([1.0, 3.0, 10.0, 1000.0], p=[0.35, 0.25, 0.2, 0.2]))
     logits = rng.normal(0.0, scale, size=(*shape, vocab_size))
     targets = np.where(mask, rng.integers(0, vocab_size, size=shape), 0)
-    return Case({"logits": logits, "targets": targets, "mask": mask.astype(rng.choice(_MASK_DTYPES))})
+    return Case({"logits": logits, "targets": targets, "mask": mask.astype(rng.choice(_MASK_DTYPES))})  # type: ignore[arg-type]
 
 
 def _token_nll(logits, targets) -> np.ndarray:
