@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from .vocab import tokenize
+from .vocab import read_text, tokenize
 
 __all__ = [
     "ENV_VAR",
@@ -326,8 +326,7 @@ def load_ptb(split: str | None = None, root=None):
     """
     out = {}
     for s in _check_split(split):
-        with open(download(f"ptb-{s}", root), encoding="utf-8") as f:
-            out[s] = tokenize(f.read())
+        out[s] = tokenize(read_text(download(f"ptb-{s}", root)))
     return out if split is None else out[split]
 
 
@@ -377,6 +376,5 @@ def load_tiny_shakespeare(root=None, lines: bool = False):
     -------
     str or list of str
     """
-    with open(download("tiny-shakespeare", root), encoding="utf-8") as f:
-        text = f.read()
+    text = read_text(download("tiny-shakespeare", root))
     return text.splitlines() if lines else text
