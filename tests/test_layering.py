@@ -61,3 +61,25 @@ def test_only_the_grader_and_the_command_import_the_grader():
     importers = {str(p.relative_to(PACKAGE.parent)) for p in _outside_the_grader() if _imports_the_grader(p)}
     assert importers <= GRADER_USERS
     assert _imports_the_grader(PACKAGE / "cli.py"), "the scan sees the command's import"
+
+
+LIGHT = [
+    "seqlearn",
+    "seqlearn.data.vocab",
+    "seqlearn.validation",
+    "seqlearn.guard",
+    "seqlearn.ngram",
+    "seqlearn.nlm",
+    "seqlearn.rnn",
+    "seqlearn.lm",
+]
+HEAVY = ("scipy", "torch", "seqlearn.grading")
+
+
+def test_the_numpy_layers_import_neither_scipy_nor_torch_nor_the_grader():
+    """Each of these, imported alone in a fresh interpreter, costs only NumPy (torch parts load on first use)."""
+    code = "import importlib, sys; importlib.import_module(sys.argv[1]); print(' '.join(sorted(sys.modules)))"
+    for name in LIGHT:
+        out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, check=True).stdout
+        heavy = [m for m in out.split() if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
+        assert heavy == [], f"import {name} loads {heavy[:5]}"
