@@ -8,13 +8,15 @@ resident memory (the kernel's ``VmHWM``, read from ``/proc`` on Linux).
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
     "course_root",
     "chapter_paths",
     "execute_notebook",
+    "Quote",
+    "quotes",
 ]
 
 BINDER_SECONDS = 180.0
@@ -48,14 +52,73 @@ MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFon
 the only web font jupyter-server-mathjax ships (STIX-Web)."""
 
 
+_QUOTE = re.compile(r"(?P<shown>-?\d[\d,]*(?:\.\d+)?)[%$*\s]*<!--\s*q:(?P<expr>[^|]+?)\|(?P<spec>[^|]*?)\s*-->")
+_QUOTES_MARK = "SEQLEARN-QUOTES:"
+
+
+@dataclass(frozen=True)
+class Quote:
+    r"""A number quoted in a markdown cell, with the expression that computes it.
+
+    Chapters write ``test perplexity 87.75<!--q: ppl["mkn"] | .2f -->``: the HTML comment,
+    invisible when rendered, names a Python expression over the chapter's variables and the
+    format spec that turns its value into the text shown. A headless run evaluates every
+    quote after the last cell and reports those whose text differs (:attr:`RunReport.misquoted`).
+    """
+
+    cell_id: str
+    shown: str
+    expr: str
+    spec: str
+
+
+def quotes(nb) -> list[Quote]:
+    """Every :class:`Quote` in the markdown cells of ``nb``, in order."""
+    return [
+        Quote(cell.get("id", "?"), m["shown"], m["expr"].strip(), m["spec"].strip())
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for m in _QUOTE.finditer(cell.source)
+    ]
+
+
+def _quotes_cell(found: list[Quote]):
+    """A code cell printing the formatted value of each quote's expression (or the error it raises)."""
+    import nbformat
+
+    pairs = [(q.expr, q.spec) for q in found]
+    source = f"""import json as _json
+_shown = []
+for _expr, _spec in {pairs!r}:
+    try:
+        _shown.append(format(eval(_expr), _spec))
+    except Exception as _error:
+        _shown.append(f"{{type(_error).__name__}}: {{_error}}")
+print({_QUOTES_MARK!r} + _json.dumps(_shown))"""
+    return nbformat.v4.new_code_cell(source)
+
+
+def _misquoted(found: list[Quote], cell) -> list[str]:
+    """``cell_id: text says X, the chapter computes Y (expr)`` for each quote that does not match."""
+    text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
+    computed = json.loads(text.split(_QUOTES_MARK, 1)[1])
+    return [
+        f"{q.cell_id}: the text says {q.shown}, the chapter computes {value} ({q.expr} | {q.spec})"
+        for q, value in zip(found, computed)
+        if q.shown != value
+    ]
+
+
 @dataclass
 class RunReport:
-    """Outcome of one headless run: wall-clock seconds and the kernel's peak memory."""
+    """Outcome of one headless run: wall-clock seconds, the kernel's peak memory, the quotes that
+    do not match what the notebook computed (see :class:`Quote`)."""
 
     name: str
     seconds: float
     peak_mb: float | None
     html: Path | None = None
+    misquoted: list[str] = field(default_factory=list)
 
     def within_binder_budget(self) -> bool:
         """True if the run took at most 3 minutes and (where measured) at most 1.5 GB."""
@@ -167,14 +230,17 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
 
     client.on_cell_start = record_cell
     client.on_cell_executed = record_peak
+    found = quotes(nb)
+    nb.cells.append(_quotes_cell(found))
     start = time.perf_counter()
     try:
         client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log; failures are reported below
     except (CellControlSignal, DeadKernelError) as e:
         raise NotebookError(path.stem, running["index"], running["cell"], e, timeout) from e
     seconds = time.perf_counter() - start
+    misquoted = _misquoted(found, nb.cells.pop())
     html = _write_html(nb, path.stem, html_dir) if html_dir is not None else None
-    return RunReport(path.stem, seconds, peak["mb"], html)
+    return RunReport(path.stem, seconds, peak["mb"], html, misquoted)
 
 
 def _check_html_dir(html_dir) -> None:

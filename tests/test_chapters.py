@@ -1,5 +1,6 @@
-"""Every chapter runs top to bottom, headless, within Binder's budget (3 min, 1.5 GB), and its
-HTML page reads offline, with each explorer shown as an image."""
+"""Every chapter runs top to bottom, headless, within Binder's budget (3 min, 1.5 GB); every
+number its prose quotes is the one it computes; its HTML page reads offline, with each explorer
+shown as an image."""
 
 import pytest
 from offline_html import read_page
@@ -21,6 +22,9 @@ def test_chapter_runs_within_binder_budget(path, monkeypatch, tmp_path):
     report = execute_notebook(path, timeout=300, html_dir=tmp_path)
     print(report)
     assert report.within_binder_budget(), f"{report} is over Binder's 3 min / 1.5 GB"
+    assert report.misquoted == [], "the prose quotes numbers the chapter does not compute:\n" + "\n".join(
+        report.misquoted
+    )
     page = read_page(report.html)
     assert page.external_resources() == [], "the chapter's HTML page needs the network"
     explorers = page.cells_calling("explorer")

@@ -1,0 +1,55 @@
+"""Numbers quoted in a chapter's prose are checked against what the chapter computes."""
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from seqlearn.notebooks import Quote, execute_notebook, quotes
+
+PROSE = (
+    "Perplexity falls to 12.23<!--q: ppl | .2f --> with $\\lambda = 0.56$<!--q: lam|.2f-->; "
+    "the share of unseen trigrams is 4.2%<!--q: 100 * share | .1f -->, of 1,234<!--q: n | ,d --> in all."
+)
+
+
+def _notebook(tmp_path, *, ppl="12.2341", lam="0.555", share="0.0421", n="1234"):
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell(PROSE),
+            new_code_cell(f"ppl, lam, share, n = {ppl}, {lam}, {share}, {n}"),
+        ]
+    )
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_quotes_are_found_with_their_expressions():
+    nb = new_notebook(cells=[new_markdown_cell(PROSE), new_markdown_cell("no number<!-- a plain comment -->")])
+    for cell in nb.cells:
+        cell.id = "md"
+    assert quotes(nb) == [
+        Quote("md", "12.23", "ppl", ".2f"),
+        Quote("md", "0.56", "lam", ".2f"),
+        Quote("md", "4.2", "100 * share", ".1f"),
+        Quote("md", "1,234", "n", ",d"),
+    ]
+
+
+@pytest.mark.slow
+def test_matching_quotes_pass_and_others_are_named(tmp_path):
+    assert execute_notebook(_notebook(tmp_path), timeout=60).misquoted == []
+    report = execute_notebook(_notebook(tmp_path, ppl="12.25", n="1235"), timeout=60)
+    assert len(report.misquoted) == 2
+    assert "the text says 12.23, the chapter computes 12.25 (ppl | .2f)" in report.misquoted[0]
+    assert "the text says 1,234, the chapter computes 1,235 (n | ,d)" in report.misquoted[1]
+
+
+@pytest.mark.slow
+def test_a_quote_whose_expression_fails_is_named(tmp_path):
+    path = _notebook(tmp_path)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source += " And 3<!--q: missing_name | d -->."
+    nbformat.write(nb, path)
+    (problem,) = execute_notebook(path, timeout=60).misquoted
+    assert "computes NameError: name 'missing_name' is not defined" in problem
