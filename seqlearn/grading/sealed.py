@@ -558,6 +558,8 @@ def _student_exception(error: Any) -> Exception:
     name = error.get("type") if isinstance(error, dict) else None
     cls = _BUILTIN_EXCEPTIONS.get(name, Exception) if isinstance(name, str) else Exception
     message = _WITHHELD
+    if name == "CodecError":
+        return TypeError("the result could not be sent to the grader: it is too large or of an unsupported type")
     raw = error.get("message") if isinstance(error, dict) else None
     match = _NO_MODULE.match(raw) if isinstance(raw, str) and cls is ModuleNotFoundError else None
     if match:
@@ -816,8 +818,8 @@ def grade_assignment(
         else:
             import multiprocessing
 
-            context = multiprocessing.get_context("spawn")
-            slots = context.Manager().Queue()
+            context = multiprocessing.get_context("fork")  # the grader's own processes: no re-import
+            slots = context.Queue()
             for slot in range(jobs):
                 slots.put(slot)
             with ProcessPoolExecutor(

@@ -69,7 +69,7 @@ def _npy(array) -> str:
     import numpy as np
 
     buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    np.save(buffer, np.asarray(array), allow_pickle=False)
     if buffer.tell() > MAX_ARRAY_BYTES:
         raise CodecError("an array is too large to send back")
     return base64.b64encode(buffer.getvalue()).decode("ascii")
