@@ -15,7 +15,10 @@ per-cell scores from sealed grading as from ``nbgrader autograde``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -533,3 +536,44 @@ def test_the_weakest_level_grades_the_same(attacked):
     )
     assert level == "rlimits"
     assert {r.student: r.score for r in results} == {s: attacked["results"][s].score for s in students}
+
+
+# ----------------------------------------------------------------------------- the README's sealed workflow
+
+
+def _block(marker: str) -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    assert marker in readme, f"README.md lost the {marker} block"
+    return re.search(r"```bash\n(.*?)```", readme[readme.index(marker) :], re.S).group(1).splitlines()
+
+
+def _command(line: str) -> str:
+    return line if line.startswith("# students:") else line.partition("#")[0].strip()
+
+
+def test_the_sealed_workflow_is_the_instructor_workflow_with_seqlearn_grade():
+    sealed = [_command(line) for line in _block("<!-- sealed-workflow -->")]
+    plain = [_command(line) for line in _block("<!-- instructor-workflow -->")]
+    assert sealed == [("seqlearn grade 01_ngram" if c == "nbgrader autograde 01_ngram" else c) for c in plain]
+
+
+@pytest.mark.slow
+def test_seqlearn_grade_then_generate_feedback(tmp_path):
+    course = make_course(ROOT, tmp_path / "course", [ATTACKED])
+    run_nbgrader(course, "generate_assignment", ATTACKED, "--force")
+    (name,) = [p.name for p in (course / "solutions" / ATTACKED).glob("*.ipynb")]
+    _write(course, "honest", ATTACKED, nbformat.read(course / "solutions" / ATTACKED / name, as_version=4))
+    _write(course, "blank", ATTACKED, nbformat.read(course / "exercises" / ATTACKED / name, as_version=4))
+    seqlearn = Path(sys.executable).with_name("seqlearn")
+    proc = subprocess.run(
+        [str(seqlearn), "grade", ATTACKED, "--jobs", "2"], cwd=course, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "isolation level: " in proc.stdout and re.search(r"honest\s+14/14", proc.stdout), proc.stdout
+    assert re.search(r"blank\s+0/14", proc.stdout)
+    run_nbgrader(course, "generate_feedback", ATTACKED, "--force")
+    pages = {
+        s: (course / "feedback" / s / ATTACKED / name).with_suffix(".html").read_text() for s in ("honest", "blank")
+    }
+    assert "Score: 14.0 / 18.0" in pages["honest"] and "Score: 0.0 / 18.0" in pages["blank"]
+    assert "(hidden tests: not shown)" in pages["blank"]
