@@ -9,7 +9,8 @@ compares; :mod:`~seqlearn.rnn.clipping` gradient-norm clipping. None of them imp
 The torch side loads on first use (``seqlearn.rnn.RNNLM`` imports torch then):
 :mod:`~seqlearn.rnn.model` the Elman layer, the recurrent language models and the task
 model; :mod:`~seqlearn.rnn.data` their mini-batches (sentences, truncated-BPTT chunks, task
-tensors); :mod:`~seqlearn.rnn.train` their losses and training. The language models are
+tensors); :mod:`~seqlearn.rnn.train` their losses and training; :mod:`~seqlearn.rnn.experiments` the
+chapter's experiments over seeds and lengths (the adding-problem cliff). The language models are
 evaluated by :mod:`seqlearn.lm`, like every language model of the course. The torch
 models accept the NumPy reference's nonlinearities and ``"relu"``
 (:data:`~seqlearn.rnn.model.TORCH_NONLINEARITIES`).
@@ -39,6 +40,7 @@ from .jacobians import (
     identity_matrix,
     jacobian_product,
     jacobian_products_vs_lag,
+    lag_gradient_norms,
     orthogonal_matrix,
     product_norms_vs_lag,
     product_singular_values_vs_lag,
@@ -54,6 +56,7 @@ _LAZY = {
     "model": ["TORCH_NONLINEARITIES", "INITS", "recurrent_init", "ElmanRNN", "RecurrentLM", "RNNLM", "SequenceRNN"],
     "data": ["SentenceBatches", "StreamBatches", "TensorBatches"],
     "train": ["rnn_lm_loss", "TruncatedBPTTLoss", "train_rnn_lm", "TASK_LOSSES", "fit_task"],
+    "experiments": ["AddingCliff", "adding_cliff"],
 }
 
 __all__ = [
@@ -86,6 +89,7 @@ __all__ = [
     "orthogonal_matrix",
     "identity_matrix",
     "gradient_norm_vs_lag",
+    "lag_gradient_norms",
     # clipping
     "global_grad_norm",
     "clip_grad_norm",
@@ -93,6 +97,7 @@ __all__ = [
     *_LAZY["model"],
     *_LAZY["data"],
     *_LAZY["train"],
+    *_LAZY["experiments"],
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -38,6 +38,7 @@ __all__ = [
     "orthogonal_matrix",
     "identity_matrix",
     "gradient_norm_vs_lag",
+    "lag_gradient_norms",
 ]
 
 GAMMA = {"tanh": 1.0, "sigmoid": 0.25, "linear": 1.0}
@@ -253,3 +254,42 @@ def gradient_norm_vs_lag(W_hh, max_lag: int, phi: str = "tanh", *, input_std: fl
     x = input_std * np.random.default_rng(seed).standard_normal((max_lag, H))
     z = elman_preactivations(x, np.zeros(H), W_hh, np.eye(H), np.zeros(H), phi)
     return _spectral_norms(jacobian_products_vs_lag(_step_jacobians(z, W_hh, phi)))
+
+
+def lag_gradient_norms(
+    rhos, input_stds, lag: int, phi: str = "tanh", *, H: int = 64, seeds=(0, 1, 2, 3, 4), matrix_seed=0
+) -> np.ndarray:
+    r"""Mean :math:`\lVert \partial h_T/\partial h_{T-l} \rVert_2` at one lag, over :math:`\rho` and input strength.
+
+    For each spectral radius :math:`\rho` (a Gaussian :math:`W_{hh}` from
+    :func:`random_recurrent_matrix` with ``matrix_seed``) and each input standard deviation
+    :math:`\sigma`, the network :math:`h_t = \phi(W_{hh} h_{t-1} + x_t)`,
+    :math:`x_t \sim \mathcal N(0, \sigma^2 I)`, is run for :math:`T = l` steps from
+    :math:`h_0 = 0` (:func:`gradient_norm_vs_lag`), once per input seed in ``seeds``, and the
+    norms of the lag-:math:`l` Jacobian product are averaged over the seeds.
+
+    With :math:`\sigma = 0` the state stays at the fixed point :math:`h = 0`, where
+    :math:`\phi'(0) = 1` for tanh: the product is :math:`W_{hh}^l` and grows like
+    :math:`\rho^l` when :math:`\rho > 1`. Stronger inputs push the units into saturation,
+    which shrinks every factor: whether gradients vanish or explode depends on
+    :math:`\rho` *and* on how hard the units are driven.
+
+    Returns
+    -------
+    norms : (len(input_stds), len(rhos))
+    """
+    lag = integer(lag, "lag", low=1)
+    H = integer(H, "H", low=1)
+    rhos = np.asarray(rhos, dtype=float).ravel()
+    input_stds = np.asarray(input_stds, dtype=float).ravel()
+    if rhos.size == 0 or input_stds.size == 0 or len(seeds) == 0:
+        raise ValueError("rhos, input_stds and seeds must each hold at least one value")
+    if np.any(input_stds < 0) or not np.all(np.isfinite(input_stds)):
+        raise ValueError(f"input_stds must be finite and >= 0, got {input_stds}")
+    norms = np.empty((input_stds.size, rhos.size))  # (S, R)
+    for j, rho in enumerate(rhos):
+        W = random_recurrent_matrix(H, rho, seed=matrix_seed)
+        for i, sigma in enumerate(input_stds):
+            runs = [gradient_norm_vs_lag(W, lag, phi, input_std=sigma, seed=s)[lag] for s in seeds]
+            norms[i, j] = np.mean(runs)
+    return norms

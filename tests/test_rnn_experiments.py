@@ -1,0 +1,61 @@
+"""The chapter's experiments over seeds and lengths: the lag-gradient grid and the adding cliff."""
+
+import numpy as np
+import pytest
+
+import seqlearn.rnn as rnn
+from seqlearn.tasks import adding_baseline_mse
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def test_lag_gradient_norms_are_the_mean_of_gradient_norm_vs_lag():
+    norms = rnn.lag_gradient_norms([0.9, 1.3], [0.0, 0.5], lag=12, H=10, seeds=(0, 1))
+    assert norms.shape == (2, 2)
+    for j, rho in enumerate((0.9, 1.3)):
+        W = rnn.random_recurrent_matrix(10, rho, seed=0)
+        for i, sigma in enumerate((0.0, 0.5)):
+            expected = np.mean([rnn.gradient_norm_vs_lag(W, 12, input_std=sigma, seed=s)[12] for s in (0, 1)])
+            assert norms[i, j] == pytest.approx(expected, rel=1e-12)
+
+
+def test_without_input_tanh_is_linear_at_the_fixed_point():
+    """h stays at 0, phi'(0) = 1: the product is W_hh^l, whatever the seed."""
+    W = rnn.random_recurrent_matrix(16, 1.2, seed=0)
+    (norm,) = rnn.lag_gradient_norms([1.2], [0.0], lag=20, H=16).ravel()
+    assert norm == pytest.approx(np.linalg.norm(np.linalg.matrix_power(W, 20), 2), rel=1e-10)
+
+
+def test_input_strength_decides_between_vanishing_and_exploding_at_rho_above_one():
+    weak, strong = rnn.lag_gradient_norms([1.5], [0.1, 1.0], lag=60, H=64).ravel()
+    assert weak > 1 > strong
+
+
+@pytest.mark.parametrize("bad", [dict(rhos=[]), dict(input_stds=[-1.0]), dict(seeds=())])
+def test_lag_gradient_norms_rejects_bad_input(bad):
+    args = dict(rhos=[1.0], input_stds=[0.1], lag=5, seeds=(0,)) | bad
+    with pytest.raises(ValueError, match=r"rhos|input_stds"):
+        rnn.lag_gradient_norms(**args)
+
+
+def test_adding_cliff_table_matches_one_run_of_fit_task():
+    from seqlearn.rnn import SequenceRNN, fit_task
+    from seqlearn.tasks import adding_problem
+
+    cliff = rnn.adding_cliff([4, 6], seeds=(0, 1), n_train=64, n_val=32, hidden_size=4, epochs=2, device="cpu")
+    assert cliff.relative_mse.shape == (2, 2) and cliff.lengths == (4, 6) and cliff.seeds == (0, 1)
+    x, y = adding_problem(64, 6, rng=1)
+    xv, yv = adding_problem(32, 6, rng=10_001)
+    model = SequenceRNN(2, 4, 1, seed=1)
+    hist = fit_task(model, x, y, xv, yv, loss="mse", lr=1e-2, epochs=2, clip_grad_norm=1.0, device="cpu", seed=1)
+    assert cliff.relative_mse[1, 1] == pytest.approx(min(hist.val_loss) / adding_baseline_mse(), rel=1e-6)
+    low, high = cliff.spread()
+    assert np.all(low <= cliff.median()) and np.all(cliff.median() <= high)
+    assert list(cliff.table()) == [4, 6] and len(cliff.table()[4]) == 2
+
+
+def test_adding_cliff_rejects_empty_input():
+    with pytest.raises(ValueError, match="at least one"):
+        rnn.adding_cliff([], seeds=(0,))
+    with pytest.raises(ValueError, match="at least one"):
+        rnn.adding_cliff([5], seeds=())
