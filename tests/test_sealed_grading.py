@@ -184,6 +184,16 @@ def count_ngrams(sentences, n):
 def count_ngrams(sentences, n):
     return list(range(5_000_000))
 """,
+    "fill_the_disk": """
+def count_ngrams(sentences, n):
+    for i in range(10_000):
+        try:
+            with open(f"fill{i}", "wb") as f:
+                f.write(b"x" * 2**26)
+        except OSError:
+            break
+    raise NotImplementedError()
+""",
     "read_solutions": """
 import json
 for _path in [<SOLUTIONS>, "../../../solutions/01_ngram/01_ngram.ipynb"]:
@@ -217,6 +227,7 @@ def count_ngrams(sentences, n):
 
 
 NEEDS = {
+    "fill_the_disk": ("bwrap",),  # elsewhere only the file size and CPU time are limited
     "read_solutions": ("bwrap",),
     "read_other_submission": ("bwrap",),
     "kill_the_grader": ("bwrap", "user"),

@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import io
 import json
 import os
@@ -106,13 +107,16 @@ LEVELS = {
 """Isolation levels, strongest first, and what each protects against."""
 
 SLOT_UID_BASE = 1_990_000
-"""As root, worker slot ``k`` runs as uid/gid ``SLOT_UID_BASE + k`` (no passwd entry needed)."""
+"""As root, worker slot ``k`` of a grading run runs as uid/gid ``SLOT_UID_BASE + 256 * (pid % 4096) + k``
+(``pid``: the grading process), a uid nothing else uses (no passwd entry needed): its processes can be
+limited, and killed, as a whole, and two grading runs on one machine do not share uids."""
 
 _WORKER_SOURCE = Path(__file__).with_name("worker.py")
 _SEQLEARN_DIR = Path(__file__).resolve().parents[1]
 _SANDBOX_LIB = "/sealed"
 _SANDBOX_SCRATCH = "/scratch"
 _MAX_ANSWER = 96 * 2**20
+_SCRATCH_BYTES = 256 * 2**20
 _CHECK_PREFIX = "check_"
 
 
@@ -287,6 +291,7 @@ class Runtime:
     root: Path
     level: str
     slot: int = 0
+    run: int = 0  # the grading process's pid, which picks the run's block of uids
 
     @property
     def lib(self) -> Path:
@@ -294,11 +299,13 @@ class Runtime:
 
     @property
     def uid(self) -> int | None:
-        return SLOT_UID_BASE + self.slot if self.level in ("bwrap", "user") and os.geteuid() == 0 else None
+        if self.level not in ("bwrap", "user") or os.geteuid() != 0:
+            return None
+        return SLOT_UID_BASE + 256 * (self.run % 4096) + self.slot % 256
 
 
-def _make_runtime(root: Path, level: str, slot: int = 0) -> Runtime:
-    runtime = Runtime(root, level, slot)
+def _make_runtime(root: Path, level: str, slot: int = 0, run: int | None = None) -> Runtime:
+    runtime = Runtime(root, level, slot, os.getpid() if run is None else run)
     lib = runtime.lib
     if not (lib / "worker.py").exists():
         lib.mkdir(parents=True, exist_ok=True)
@@ -372,9 +379,23 @@ def _bwrap_command(runtime: Runtime, scratch: Path) -> list[str]:
         command += ["--ro-bind-try", path, path]
     for prefix in prefixes:
         command += ["--ro-bind", prefix, prefix]
-    command += ["--ro-bind", str(runtime.lib), _SANDBOX_LIB, "--bind", str(scratch), _SANDBOX_SCRATCH]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", _SANDBOX_SCRATCH]
-    return [*command, "--"]
+    command += ["--ro-bind", str(runtime.lib), _SANDBOX_LIB, "--proc", "/proc", "--dev", "/dev"]
+    if _bwrap_sizes():  # scratch space in memory, of bounded size: no filling the grader's disk
+        command += ["--perms", "0777", "--size", str(_SCRATCH_BYTES), "--tmpfs", _SANDBOX_SCRATCH]
+        command += ["--perms", "1777", "--size", str(_SCRATCH_BYTES // 4), "--tmpfs", "/tmp"]
+    else:
+        command += ["--bind", str(scratch), _SANDBOX_SCRATCH, "--tmpfs", "/tmp"]
+    return [*command, "--chdir", _SANDBOX_SCRATCH, "--"]
+
+
+@functools.cache
+def _bwrap_sizes() -> bool:
+    """Whether this bwrap knows ``--size`` and ``--perms`` (bubblewrap >= 0.8)."""
+    try:
+        help_text = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, check=False, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--size" in help_text.stdout + help_text.stderr
 
 
 class Worker:
@@ -737,9 +758,9 @@ def grade_submission(
 _POOL_STATE: dict[str, Any] = {}
 
 
-def _init_pool(slots, root: str, level: str, limits: Limits) -> None:
+def _init_pool(slots, root: str, level: str, limits: Limits, run: int) -> None:
     slot = slots.get()
-    _POOL_STATE["runtime"] = _make_runtime(Path(root) / f"slot-{slot}", level, slot)
+    _POOL_STATE["runtime"] = _make_runtime(Path(root) / f"slot-{slot}", level, slot, run)
     _POOL_STATE["limits"] = limits
 
 
@@ -822,9 +843,8 @@ def grade_assignment(
             slots = context.Queue()
             for slot in range(jobs):
                 slots.put(slot)
-            with ProcessPoolExecutor(
-                jobs, context, initializer=_init_pool, initargs=(slots, tmp, level, limits)
-            ) as pool:
+            setup: tuple = (slots, tmp, level, limits, os.getpid())
+            with ProcessPoolExecutor(jobs, context, initializer=_init_pool, initargs=setup) as pool:
                 futures = [pool.submit(_grade_in_pool, str(course), assignment, n, plans) for n in names]
                 for future in futures:
                     results.append(future.result())
