@@ -18,7 +18,10 @@ do; :math:`h_t` is whatever of the sentence before :math:`w_t` the model sees. F
   :func:`seqlearn.data.agreement_accuracy`;
 * :class:`LMHistory` (:func:`fit_lm`): the training history of :func:`seqlearn.training.fit`
   in perplexities, and the training speed;
-* :func:`model_device` and :func:`evaluating`: where and how a torch model is evaluated.
+* :func:`model_device` and :func:`evaluating`: where and how a torch model is evaluated;
+* :func:`next_token_distribution`, :func:`generate` and :func:`k_step_logprobs`: free-running
+  generation from a prefix, and how a model predicts a token after it has had to fill the
+  last :math:`k - 1` tokens with its own guesses (teacher forcing is :math:`k = 1`).
 
 Importing this module does not import torch.
 """
@@ -34,9 +37,11 @@ from typing import Protocol
 
 import numpy as np
 
+from .data.streams import check_stream
 from .data.vocab import Vocab
 from .device import resolve_device
 from .training import History, fit
+from .validation import integer
 
 __all__ = [
     "SupportsTokenLogprobs",
@@ -48,6 +53,9 @@ __all__ = [
     "agreement_scorer",
     "LMHistory",
     "fit_lm",
+    "next_token_distribution",
+    "generate",
+    "k_step_logprobs",
 ]
 
 
@@ -191,6 +199,12 @@ class LMHistory(History):
     """
 
     tokens_per_epoch: int = 0  # predicted tokens of one pass over the training data
+    evals_per_epoch: int = 1  # validation points (entries of the losses) per pass over the training data
+
+    @property
+    def epochs(self) -> list[float]:
+        """Passes over the training data done at each entry of the losses (1/evals_per_epoch, 2/..., ...)."""
+        return [(i + 1) / self.evals_per_epoch for i in range(len(self.train_loss))]
 
     @property
     def train_perplexity(self) -> list[float]:
@@ -211,14 +225,223 @@ class LMHistory(History):
     @property
     def tokens_per_second(self) -> float:
         """Predicted training tokens per second of the whole fit (validation in the time)."""
-        return self.tokens_per_epoch * len(self.train_loss) / self.seconds if self.seconds > 0 else math.nan
+        tokens = self.tokens_per_epoch * len(self.train_loss) / self.evals_per_epoch
+        return tokens / self.seconds if self.seconds > 0 else math.nan
 
 
-def fit_lm(model, loss_fn: Callable, optimizer, train_batches, val_batches=None, **options) -> LMHistory:
+def fit_lm(
+    model, loss_fn: Callable, optimizer, train_batches, val_batches=None, evals_per_epoch: int = 1, **options
+) -> LMHistory:
     """:func:`seqlearn.training.fit` for a language model; its history as an :class:`LMHistory`.
 
-    ``train_batches.n_targets``, the tokens predicted in one epoch, gives the speed;
+    ``train_batches.n_targets``, the tokens predicted in one pass over the training data,
+    gives the speed; ``evals_per_epoch`` says how many of ``fit``'s epochs make one such pass
+    (when ``train_batches`` yields a part of a pass per iteration, to validate more often);
     ``options`` are those of :func:`~seqlearn.training.fit`.
     """
+    evals_per_epoch = integer(evals_per_epoch, "evals_per_epoch", low=1)
     history = fit(model, loss_fn, optimizer, train_batches, val_batches, **options)
-    return LMHistory(**vars(history), tokens_per_epoch=train_batches.n_targets)
+    return LMHistory(**vars(history), tokens_per_epoch=train_batches.n_targets, evals_per_epoch=evals_per_epoch)
+
+
+# ----------------------------------------------------------------------------- free running
+
+
+def _vocab_size(model, vocab_size: int | None) -> int:
+    if vocab_size is None:
+        vocab_size = getattr(model, "vocab_size", None) or getattr(model, "V", None)
+    if vocab_size is None:
+        raise ValueError(f"give vocab_size: a {type(model).__name__} does not say how many token ids it has")
+    return integer(vocab_size, "vocab_size", low=3)
+
+
+def _prefixes(prefixes, V: int) -> list[np.ndarray]:
+    """Each prefix as a 1-D int64 array of word ids (no ``<s>``, no ``</s>``), checked."""
+    out = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prefixes]
+    for p in out:
+        if p.size and (p.min() < 0 or p.max() >= V):
+            raise ValueError(f"prefix ids must lie in [0, {V}), got {p.min()}..{p.max()}")
+        if np.isin(p, (Vocab.bos_id, Vocab.eos_id)).any():
+            raise ValueError("a prefix holds the words of one unfinished sentence: no <s> and no </s> in it")
+    return out
+
+
+def _generic_distribution(model, prefixes: list[np.ndarray], V: int) -> np.ndarray:
+    """:func:`next_token_distribution` through ``model.token_logprobs`` only (the plain path)."""
+    candidates = np.array([c for c in range(V) if c != Vocab.bos_id])  # (V-1,)
+    out = np.full((len(prefixes), V), -np.inf)
+    lengths = np.array([len(p) for p in prefixes], dtype=np.int64)
+    for P in np.unique(lengths):
+        rows = np.flatnonzero(lengths == P)  # (G,) prefixes of length P
+        G, K = len(rows), len(candidates)
+        body = np.stack([prefixes[r] for r in rows]) if P else np.empty((G, 0), dtype=np.int64)  # (G, P)
+        sentences = np.concatenate(
+            [
+                np.full((G, K, 1), Vocab.bos_id),
+                np.broadcast_to(body[:, None, :], (G, K, P)),
+                np.broadcast_to(candidates[None, :, None], (G, K, 1)),
+            ],
+            axis=2,
+        )  # (G, K, P + 2): <s> prefix c
+        logp = np.asarray(model.token_logprobs(sentences.ravel()), dtype=float)
+        out[rows[:, None], candidates[None, :]] = logp.reshape(G, K, P + 1)[:, :, -1]
+    return out
+
+
+def next_token_distribution(model, prefixes, vocab_size: int | None = None, window: int | None = None) -> np.ndarray:
+    r""":math:`\log P(c \mid \langle s \rangle\, \mathrm{prefix})` of every token id :math:`c`, for each prefix.
+
+    A model with a method ``next_token_distribution(prefixes)`` (e.g. :class:`seqlearn.nlm.BengioNLM`,
+    one forward pass) is asked directly; any other language model is asked through its
+    ``token_logprobs``, scoring the :math:`|V| - 1` sentences ``<s> prefix c`` (``<s>`` is never
+    predicted: its column is :math:`-\infty`).
+
+    Parameters
+    ----------
+    model : language model
+    prefixes : sequence of 1-D int arrays
+        The words so far of :math:`S` unfinished sentences (ids; no ``<s>``, no ``</s>``); lengths may differ.
+    vocab_size : int, optional
+        :math:`|V|`; default the model's ``vocab_size`` (or ``V``).
+    window : int, optional
+        The model sees at most this many previous tokens (a window model of order :math:`n`:
+        :math:`n - 1`); longer prefixes are cut to it first. Only a speed-up.
+
+    Returns
+    -------
+    numpy.ndarray, float64, shape ``(S, |V|)``
+    """
+    _language_model(model)
+    V = _vocab_size(model, vocab_size)
+    prefixes = _prefixes(prefixes, V)
+    if window is not None:
+        window = integer(window, "window", low=0)
+        prefixes = [p[len(p) - min(window, len(p)) :] for p in prefixes]
+    fast = getattr(model, "next_token_distribution", None)
+    logp = np.asarray(fast(prefixes), dtype=float) if callable(fast) else _generic_distribution(model, prefixes, V)
+    if logp.shape != (len(prefixes), V):
+        raise ValueError(
+            f"the model gave next-token log-probabilities of shape {logp.shape}, expected {(len(prefixes), V)}"
+        )
+    return logp
+
+
+def _draw(logp: np.ndarray, rng: np.random.Generator, greedy: bool) -> np.ndarray:
+    """One token per row of ``logp`` (S, |V|): the most probable, or one drawn by inverse CDF."""
+    if greedy:
+        return logp.argmax(axis=1)
+    p = np.exp(logp - logp.max(axis=1, keepdims=True))  # (S, |V|)
+    cdf = np.cumsum(p, axis=1)
+    u = rng.random(len(p))[:, None] * cdf[:, -1:]
+    return np.minimum((cdf <= u).sum(axis=1), p.shape[1] - 1)
+
+
+def generate(
+    model,
+    prefixes,
+    max_tokens: int,
+    rng=None,
+    *,
+    vocab_size: int | None = None,
+    window: int | None = None,
+    stop_at_end: bool = True,
+    greedy: bool = False,
+) -> list[np.ndarray]:
+    r"""Free-running generation: continue each prefix with the model's own tokens.
+
+    Step :math:`s` draws :math:`\hat w_s \sim P(\cdot \mid \langle s \rangle\, \mathrm{prefix}\,
+    \hat w_1 \dots \hat w_{s-1})` (or takes its most probable token with ``greedy``): the model
+    conditions on what it generated, never on the truth. This is how a language model is used,
+    and not how it was trained (teacher forcing conditions on the true previous tokens).
+
+    Parameters
+    ----------
+    model, prefixes, vocab_size, window
+        As in :func:`next_token_distribution`.
+    max_tokens : int
+        The most tokens generated per prefix.
+    rng : seed or numpy.random.Generator, optional
+    stop_at_end : bool
+        A continuation ends with the first ``</s>`` it draws (included). With ``False``,
+        ``</s>`` (and ``<s>``) are never drawn: the distribution is renormalised over the other
+        tokens, and every continuation has ``max_tokens`` words.
+    greedy : bool
+        Take the most probable token instead of drawing one.
+
+    Returns
+    -------
+    list of numpy.ndarray (int64)
+        The generated ids of each prefix (without the prefix).
+    """
+    V = _vocab_size(model, vocab_size)
+    prefixes = _prefixes(prefixes, V)
+    max_tokens = integer(max_tokens, "max_tokens", low=0)
+    rng = np.random.default_rng(rng)
+    generated: list[list[int]] = [[] for _ in prefixes]
+    active = list(range(len(prefixes)))
+    for _ in range(max_tokens):
+        if not active:
+            break
+        histories = [np.concatenate([prefixes[i], np.asarray(generated[i], dtype=np.int64)]) for i in active]
+        logp = next_token_distribution(model, histories, V, window)  # (S, |V|)
+        logp[:, Vocab.bos_id] = -np.inf
+        if not stop_at_end:
+            logp[:, Vocab.eos_id] = -np.inf
+        for i, w in zip(active, _draw(logp, rng, bool(greedy))):
+            generated[i].append(int(w))
+        active = [i for i in active if generated[i][-1] != Vocab.eos_id]
+    return [np.asarray(g, dtype=np.int64) for g in generated]
+
+
+def k_step_logprobs(
+    model,
+    stream,
+    k: int,
+    rng=None,
+    *,
+    vocab_size: int | None = None,
+    window: int | None = None,
+) -> np.ndarray:
+    r""":math:`\log P(w_t \mid w_{<t-k+1}, \hat w_{t-k+1} \dots \hat w_{t-1})`: predicting :math:`k` steps ahead.
+
+    For every predicted token :math:`w_t` of the stream (the words and ``</s>``, numbered
+    :math:`t = 1, 2, \dots` within their sentence), the model sees the true words
+    :math:`w_1 \dots w_{t-k}`, fills the next :math:`k - 1` positions with its own draws
+    :math:`\hat w` (free running, :func:`generate` with ``stop_at_end=False``: the true sentence
+    has not ended), and scores the true :math:`w_t` after them. :math:`k = 1` is teacher
+    forcing: every entry is then that of :func:`token_logprobs`. The mean over many tokens
+    estimates :math:`\mathbb{E}_{\hat w}[\log P(w_t \mid \dots)]`.
+
+    Parameters
+    ----------
+    model, vocab_size, window
+        As in :func:`next_token_distribution`.
+    stream : array of int, shape ``(L,)``
+        An encoded stream (:func:`seqlearn.data.vocab.encode_sentences`).
+    k : int
+        :math:`k \ge 1`.
+    rng : seed or numpy.random.Generator, optional
+
+    Returns
+    -------
+    numpy.ndarray, float64, shape ``(T,)``
+        Aligned with :func:`token_logprobs`; ``nan`` where :math:`t < k` (fewer than :math:`k - 1`
+        positions before the token to fill).
+    """
+    V = _vocab_size(model, vocab_size)
+    stream = check_stream(stream, V)
+    k = integer(k, "k", low=1)
+    rng = np.random.default_rng(rng)
+    positions = np.flatnonzero(stream != Vocab.bos_id)  # (T,) stream positions of the targets
+    starts = np.maximum.accumulate(np.where(stream == Vocab.bos_id, np.arange(len(stream)), 0))
+    t = positions - starts[positions]  # (T,) 1-based position of each target in its sentence
+    out = np.full(len(positions), np.nan)
+    chosen = np.flatnonzero(t >= k)
+    prefixes = [stream[starts[p] + 1 : p - k + 1] for p in positions[chosen]]  # true w_1 .. w_{t-k}
+    if k > 1 and len(chosen):
+        filled = generate(model, prefixes, k - 1, rng, vocab_size=V, window=window, stop_at_end=False)
+        prefixes = [np.concatenate([p, g]) for p, g in zip(prefixes, filled)]
+    if len(chosen):
+        logp = next_token_distribution(model, prefixes, V, window)  # (S, |V|)
+        out[chosen] = logp[np.arange(len(chosen)), stream[positions[chosen]]]
+    return out

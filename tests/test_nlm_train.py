@@ -10,6 +10,7 @@ from seqlearn.lm import agreement_scorer, perplexity, token_logprobs
 from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import (
     BengioNLM,
+    EpochParts,
     WindowBatches,
     basics,
     inverse_time_decay,
@@ -198,3 +199,27 @@ def test_agreement_scorer_matches_token_logprobs(toy):
     for k, word in enumerate([*sentence, "</s>"]):
         assert score(sentence[:k], [word])[0] == pytest.approx(want[k], abs=1e-5)
     assert score(sentence[:2], ["was", "were"]).shape == (2,)
+
+
+def test_epoch_parts_cover_each_pass_once_in_its_order():
+    stream = encode_sentences(ToyEnglish().sample(n_tokens=2_000, rng=3), Vocab.build([list(ToyEnglish.vocabulary())]))
+    whole = WindowBatches(stream, 3, batch_size=64, shuffle=True, seed=5)
+    parts = EpochParts(WindowBatches(stream, 3, batch_size=64, shuffle=True, seed=5), 4)
+    for _ in range(2):  # two passes: each the same batches as a pass of the whole, in the same order
+        got = [b for _ in range(4) for b in parts]
+        want = list(whole)
+        assert len(got) == len(want) and all(torch.equal(g[0], w[0]) for g, w in zip(got, want))
+    assert parts.n_targets == whole.n_targets and len(parts) == math.ceil(len(whole) / 4)
+    with pytest.raises(ValueError, match="into 1000 parts"):
+        EpochParts(whole, 1000)
+
+
+def test_train_nlm_validates_several_times_per_epoch(toy):
+    train, val, vocab = toy
+    model = BengioNLM(len(vocab), 3, 10, 16, seed=0)
+    history = train_nlm(model, train, val, epochs=2, evals_per_epoch=5, device="cpu", progress=False)
+    assert len(history.val_loss) == len(history.train_loss) == 10
+    assert history.epochs == pytest.approx([0.2 * i for i in range(1, 11)])
+    assert history.evals_per_epoch == 5 and history.tokens_per_epoch == WindowBatches(train, 3).n_targets
+    assert history.val_perplexity[0] > history.val_perplexity[-1]
+    assert history.best_val_perplexity == pytest.approx(perplexity(model, val), rel=1e-4)  # the best is restored

@@ -21,7 +21,7 @@ _LAZY = {
     "embeddings": ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "project_2d"],
     "mixture": ["MixtureReport", "evaluate_mixture", "fit_mixture", "mixture_logprobs"],
     "model": ["BengioNLM", "bengio_parameter_count"],
-    "train": ["inverse_time_decay", "make_optimizer", "nlm_loss", "parameter_groups", "train_nlm"],
+    "train": ["EpochParts", "inverse_time_decay", "make_optimizer", "nlm_loss", "parameter_groups", "train_nlm"],
 }
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "make_optimizer",
     "inverse_time_decay",
     "train_nlm",
+    "EpochParts",
     # mixture with an n-gram model
     "fit_mixture",
     "mixture_logprobs",

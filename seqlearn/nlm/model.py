@@ -24,6 +24,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..data.vocab import Vocab
 from ..lm import evaluating, model_device
 from ..validation import flag, integer
 from .data import WindowBatches
@@ -210,6 +211,32 @@ class BengioNLM(nn.Module):
     def log_probs(self, contexts: torch.Tensor) -> torch.Tensor:
         r""":math:`\log P(\cdot \mid \text{context})` for every word; shape ``(B, |V|)``."""
         return torch.log_softmax(self(contexts), dim=-1)
+
+    def next_token_distribution(self, prefixes) -> np.ndarray:
+        r""":math:`\log P(\cdot \mid \langle s \rangle\, \mathrm{prefix})` after each of :math:`S` unfinished sentences.
+
+        The fast path of :func:`seqlearn.lm.next_token_distribution` (one forward pass): the
+        context of each prefix is its last :math:`n - 1` tokens of ``<s> prefix``, slots left of
+        ``<s>`` holding ``<s>``, as in :class:`WindowBatches`.
+
+        Parameters
+        ----------
+        prefixes : sequence of 1-D int arrays
+            Word ids of each sentence so far (no ``<s>``); lengths may differ.
+
+        Returns
+        -------
+        numpy.ndarray, float64, shape ``(S, |V|)``
+        """
+        n = self.order
+        padded = [
+            np.concatenate([np.full(n - 1, Vocab.bos_id, dtype=np.int64), np.asarray(p, dtype=np.int64)])
+            for p in prefixes
+        ]
+        contexts = np.stack([p[len(p) - (n - 1) :] for p in padded]) if padded else np.empty((0, n - 1), dtype=np.int64)
+        with evaluating(self):
+            logp = self.log_probs(torch.as_tensor(contexts, device=model_device(self)))  # (S, |V|)
+        return logp.double().cpu().numpy()
 
     def token_logprobs(self, stream, batch_size: int = 4096) -> np.ndarray:
         r"""Natural-log :math:`\log P(w_t \mid w_{t-n+1}^{t-1})` of every predicted token of ``stream``.

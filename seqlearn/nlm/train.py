@@ -15,12 +15,14 @@ perplexity, agreement) is the same for every language model: :mod:`seqlearn.lm`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 
 from ..device import resolve_device
 from ..lm import LMHistory, fit_lm
 from ..losses import masked_cross_entropy
-from ..validation import real
+from ..validation import integer, real
 from .data import WindowBatches
 from .model import BengioNLM
 
@@ -30,6 +32,7 @@ __all__ = [
     "make_optimizer",
     "inverse_time_decay",
     "train_nlm",
+    "EpochParts",
 ]
 
 OPTIMIZERS = ("adam", "sgd")
@@ -78,6 +81,35 @@ def inverse_time_decay(optimizer: torch.optim.Optimizer, r: float) -> torch.opti
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda t: 1.0 / (1.0 + r * t))
 
 
+class EpochParts:
+    """A pass over ``batches`` in ``parts`` consecutive parts: each iteration yields the next part.
+
+    :func:`seqlearn.training.fit` validates after each of its epochs; over ``EpochParts`` an epoch
+    of ``fit`` is a fraction ``1 / parts`` of a pass, so validation comes ``parts`` times per pass.
+    A new pass (a fresh shuffle of ``batches``) begins after the last part of the previous one.
+    """
+
+    def __init__(self, batches, parts: int):
+        self.batches, self.parts = batches, integer(parts, "parts", low=1)
+        n = len(batches)
+        if self.parts > n:
+            raise ValueError(f"cannot split a pass of {n} batches into {self.parts} parts")
+        self._sizes = [n * (i + 1) // self.parts - n * i // self.parts for i in range(self.parts)]
+        self._part = 0
+        self._pass: Iterator = iter(())
+        self.n_targets = batches.n_targets  # tokens of a whole pass (see seqlearn.lm.fit_lm)
+
+    def __len__(self) -> int:
+        return max(self._sizes)
+
+    def __iter__(self):
+        if self._part == 0:
+            self._pass = iter(self.batches)
+        size, self._part = self._sizes[self._part], (self._part + 1) % self.parts
+        for _ in range(size):
+            yield next(self._pass)
+
+
 def train_nlm(
     model: BengioNLM,
     train_stream,
@@ -91,6 +123,7 @@ def train_nlm(
     lr_decay: float = 0.0,
     patience: int | None = None,
     clip_grad_norm: float | None = None,
+    evals_per_epoch: int = 1,
     device=None,
     seed: int = 0,
     progress: bool = True,
@@ -118,9 +151,12 @@ def train_nlm(
         :math:`r` of :math:`\varepsilon_t = \varepsilon_0 / (1 + r t)`, :math:`t` the number
         of updates (0: constant).
     patience : int, optional
-        Early stopping on the validation loss (needs ``val_stream``).
+        Early stopping on the validation loss (needs ``val_stream``), counted in validation points.
     clip_grad_norm : float, optional
         Clip the gradient's global norm before each update.
+    evals_per_epoch : int
+        Validate (and record the losses) this many times per epoch, after equal parts of it
+        (:class:`EpochParts`); the history then has ``epochs * evals_per_epoch`` entries.
     device : optional
         Default :func:`seqlearn.device.default_device`.
     seed : int
@@ -131,7 +167,7 @@ def train_nlm(
     Returns
     -------
     seqlearn.lm.LMHistory
-        Per-epoch losses and perplexities (``val_perplexity``), the wall time and the
+        Losses and perplexities (``val_perplexity``) at each validation point (``epochs``), the wall time and the
         training speed in target tokens per second (validation included in the time).
 
     Notes
@@ -146,7 +182,9 @@ def train_nlm(
     device = resolve_device(device)
     model.to(device)
     n, V = model.order, model.vocab_size
+    parts = integer(evals_per_epoch, "evals_per_epoch", low=1)
     train = WindowBatches(train_stream, n, batch_size, shuffle=True, seed=seed, vocab_size=V, device=device)
+    train_parts = train if parts == 1 else EpochParts(train, parts)
     val = (
         None if val_stream is None else WindowBatches(val_stream, n, max(batch_size, 2048), vocab_size=V, device=device)
     )
@@ -156,9 +194,10 @@ def train_nlm(
         model,
         nlm_loss,
         opt,
-        train,
+        train_parts,
         val,
-        epochs=epochs,
+        evals_per_epoch=parts,
+        epochs=integer(epochs, "epochs", low=1) * parts,
         patience=patience,
         scheduler=scheduler,
         clip_grad_norm=clip_grad_norm,
