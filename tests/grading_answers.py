@@ -492,6 +492,15 @@ def _always(grads, threshold):
     return [np.asarray(g) * scale for g in grads], norm
 
 
+def _torch_clip(grads, threshold):
+    """torch.nn.utils.clip_grad_norm_'s arithmetic: scale by min(1, threshold / (norm + 1e-6))."""
+    _, norm = my_clip_grad_norm(grads, threshold)
+    scale = min(1.0, threshold / (norm + 1e-6))
+    if isinstance(grads, dict):
+        return {k: np.asarray(g) * scale for k, g in grads.items()}, norm
+    return [np.asarray(g) * scale for g in grads], norm
+
+
 def _norm_after(grads, threshold):
     clipped, _ = my_clip_grad_norm(grads, threshold)
     return clipped, my_clip_grad_norm(clipped, 1e300)[1]
@@ -580,6 +589,7 @@ RNN_MISTAKES = {
         "per array": (_per_array, "clip with the GLOBAL norm"),
         "clipping below the threshold": (_always, "clip only when the norm exceeds the threshold"),
         "norm after clipping": (_norm_after, "return the norm BEFORE clipping"),
+        "torch's clip_grad_norm_": (_torch_clip, "threshold / (norm + 1e-6)"),
         "norm not returned": (
             lambda grads, threshold: my_clip_grad_norm(grads, threshold)[0],
             "return the pair (clipped, norm)",

@@ -375,6 +375,10 @@ EXAMPLE_GRADS = {"W": np.array([[3.0, 0.0]]), "b": np.array([4.0])}
 """Global norm 5: clipped to 1 it becomes {"W": [[0.6, 0]], "b": [0.8]}."""
 
 
+TORCH_CLIP_EPS = 1e-6
+"""What ``torch.nn.utils.clip_grad_norm_`` adds to the norm before dividing (its answers get a hint)."""
+
+
 def _clip_case(rng: np.random.Generator) -> Case:
     n = int(rng.integers(1, 5))
     shapes = [tuple(int(s) for s in rng.integers(1, 4, size=int(rng.integers(1, 3)))) for _ in range(n)]
@@ -416,6 +420,13 @@ def _clip_hint(case: Case, expected, got) -> str | None:
         )
     if want_norm <= threshold and all(_same(g, a) for g, a in zip(got_arrays, always)):
         return "clip only when the norm exceeds the threshold: below it the gradients are returned unchanged"
+    torch_like = [a * min(1.0, threshold / (want_norm + TORCH_CLIP_EPS)) for a in arrays]
+    if want_norm > threshold and all(_same(g, t, rtol=1e-12, atol=1e-15) for g, t in zip(got_arrays, torch_like)):
+        return (
+            "torch.nn.utils.clip_grad_norm_ scales by threshold / (norm + 1e-6), not threshold / norm: that 1e-6 "
+            "moves every clipped entry by about 1e-6 / norm of its value, more than this exercise's tolerance; "
+            "scale by threshold / norm exactly"
+        )
     if all(_same(g, w) for g, w in zip(got_arrays, _values(want_clipped))):
         if _same(norm, after) and not _same(after, want_norm):
             return "return the norm BEFORE clipping (it is what you monitor), not the norm of the clipped gradients"
