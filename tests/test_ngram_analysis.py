@@ -6,7 +6,15 @@ import pytest
 from seqlearn.data import Vocab, encode_sentences
 from seqlearn.data.synthetic import agreement_accuracy, agreement_examples
 from seqlearn.ngram import AddK, KneserNey
-from seqlearn.ngram.analysis import agreement_scorer, held_out_counts, learning_curve, sparsity, truncate_stream
+from seqlearn.ngram.analysis import (
+    agreement_scorer,
+    held_out_counts,
+    learning_curve,
+    sparsity,
+    split_stream,
+    truncate_stream,
+    word_count,
+)
 from seqlearn.ngram.basics import count_ngrams
 
 
@@ -42,26 +50,51 @@ def test_held_out_counts_match_brute_force(order):
     np.testing.assert_allclose(held_out_counts(train, held_out, vocab, order), expected)
 
 
-def test_truncate_stream_keeps_whole_sentences():
+def test_truncate_stream_keeps_whole_sentences_and_counts_words():
     vocab = Vocab.build([["a", "b"]])
     stream = encode_sentences([["a"], ["a", "b"], ["b"]], vocab)  # <s> a </s> <s> a b </s> <s> b </s>
+    assert word_count(stream) == 4  # <s> and </s> are not words
     assert truncate_stream(stream, 1).tolist() == stream[:3].tolist()
-    assert truncate_stream(stream, 4).tolist() == stream[:7].tolist()
+    assert truncate_stream(stream, 2).tolist() == stream[:7].tolist()
+    assert truncate_stream(stream, 4).tolist() == stream.tolist()
     assert truncate_stream(stream, 100).tolist() == stream.tolist()
-    with pytest.raises(ValueError, match="n_tokens"):
+    with pytest.raises(ValueError, match="n_words"):
         truncate_stream(stream, 0)
 
 
-def test_learning_curve_equals_fitting_each_prefix():
+@pytest.mark.parametrize("n_words", [1, 3, 7, 50])
+def test_split_stream_gives_disjoint_parts_of_whole_sentences(n_words):
+    rng = np.random.default_rng(n_words)
+    sentences = random_corpus(rng, 40)
+    vocab = Vocab.build(sentences)
+    stream = encode_sentences(sentences, vocab)
+    parts = split_stream(stream, n_words)
+    joined = np.concatenate(parts)
+    assert joined.tolist() == stream[: len(joined)].tolist()  # consecutive, from the start
+    assert all(p[0] == Vocab.bos_id and p[-1] == Vocab.eos_id for p in parts)
+    if word_count(stream) >= n_words:
+        assert all(word_count(p) >= n_words for p in parts)
+        assert word_count(stream[len(joined) :]) < n_words  # the dropped remainder is too short
+        # each part is minimal: without its last sentence it would be too short
+        for p in parts:
+            last = np.flatnonzero(p == Vocab.bos_id)[-1]
+            assert word_count(p[:last]) < n_words
+    assert split_stream(stream, n_words, max_parts=1)[0].tolist() == truncate_stream(stream, n_words).tolist()
+
+
+def test_learning_curve_equals_fitting_each_part():
     rng = np.random.default_rng(0)
     train, test = random_corpus(rng, 100), random_corpus(rng, 30)
     vocab = Vocab.build(train + test)
-    curves = learning_curve({"add1": lambda: AddK(2, k=1.0)}, train, test, vocab, [50, 200])
+    curves = learning_curve({"add1": lambda: AddK(2, k=1.0)}, train, test, vocab, [50, 200], max_samples=2)
+    assert curves["add1"].shape == (2, 2)
     stream = encode_sentences(train, vocab)
     for i, size in enumerate([50, 200]):
-        expected = AddK(2, k=1.0).fit(truncate_stream(stream, size), vocab).perplexity(test)
-        assert curves["add1"][i] == pytest.approx(expected)
-    assert curves["add1"][1] != curves["add1"][0]
+        for j, part in enumerate(split_stream(stream, size, 2)):
+            expected = AddK(2, k=1.0).fit(part, vocab).perplexity(test)
+            assert curves["add1"][i, j] == pytest.approx(expected)
+    assert np.isnan(curves["add1"][1, 1])  # 100 sentences hold fewer than 2 x 200 words
+    assert curves["add1"][1, 0] != curves["add1"][0, 0]
 
 
 def test_agreement_scorer_uses_the_model_probabilities():

@@ -4,6 +4,8 @@
 exercises are graded against); :mod:`~seqlearn.ngram.counts` counts n-grams of whole
 corpora with numpy; :mod:`~seqlearn.ngram.models` holds the models (MLE, add-k, absolute
 discounting, interpolated and modified Kneser-Ney, and the backoff model of an ARPA file),
+:mod:`~seqlearn.ngram.jelinek_mercer` linear interpolation tuned by EM,
+:mod:`~seqlearn.ngram.stupid_backoff` Brants et al.'s unnormalised scores,
 which share the API of :class:`~seqlearn.ngram.base.LanguageModel`;
 :mod:`~seqlearn.ngram.analysis` has the measurements the chapter makes (sparsity,
 held-out counts, learning curves, agreement);
@@ -17,13 +19,16 @@ from .analysis import (
     held_out_counts,
     learning_curve,
     sparsity,
+    split_stream,
     truncate_stream,
     unseen_mask,
+    word_count,
 )
 from .arpa import ArpaSection, parse_arpa, write_arpa
 from .base import Estimator, LanguageModel, PerplexityReport, as_stream, check_order
 from .basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
 from .counts import NGramCounts, NGramIndex, adjusted_counts, count_of_counts
+from .jelinek_mercer import JelinekMercer
 from .models import (
     METHODS,
     MLE,
@@ -39,6 +44,7 @@ from .models import (
     mkn_discounts_from_counts,
     read_arpa,
 )
+from .stupid_backoff import StupidBackoff
 
 __all__ = [
     # textbook formulas (graded references)
@@ -64,6 +70,8 @@ __all__ = [
     "AbsoluteDiscounting",
     "KneserNey",
     "ModifiedKneserNey",
+    "JelinekMercer",
+    "StupidBackoff",
     "BackoffModel",
     "METHODS",
     "make_model",
@@ -78,6 +86,8 @@ __all__ = [
     "held_out_counts",
     "learning_curve",
     "truncate_stream",
+    "split_stream",
+    "word_count",
     "agreement_scorer",
     # ARPA files
     "read_arpa",

@@ -23,6 +23,8 @@ __all__ = [
     "held_out_counts",
     "learning_curve",
     "truncate_stream",
+    "split_stream",
+    "word_count",
     "agreement_scorer",
 ]
 
@@ -111,29 +113,73 @@ def held_out_counts(train, held_out, vocab: Vocab, order: int, r_max: int = 8) -
         return np.where(n_r > 0, total / np.maximum(n_r, 1), np.nan)
 
 
-def truncate_stream(stream: np.ndarray, n_tokens: int) -> np.ndarray:
-    """The first whole sentences of an encoded stream holding at least ``n_tokens`` tokens (or all of it)."""
-    if n_tokens < 1:
-        raise ValueError(f"n_tokens must be >= 1, got {n_tokens}")
-    starts = sentence_starts(stream)
-    later = starts[starts >= n_tokens]
-    return stream[: later[0]] if later.size else stream
+def word_count(stream: np.ndarray) -> int:
+    """Number of words of an encoded stream: its tokens other than ``<s>`` and ``</s>``.
+
+    This is the unit of :func:`truncate_stream`, :func:`split_stream` and
+    :func:`learning_curve`, and of ``MarkovSource.sample(n_tokens=...)``.
+    """
+    stream = np.asarray(stream)
+    return int(np.count_nonzero((stream != Vocab.bos_id) & (stream != Vocab.eos_id)))
+
+
+def _part_ends(stream: np.ndarray, n_words: int) -> list[int]:
+    """End positions (exclusive) of consecutive runs of whole sentences, each holding >= ``n_words`` words."""
+    if n_words < 1:
+        raise ValueError(f"n_words must be >= 1, got {n_words}")
+    stream = np.asarray(stream)
+    is_word = (stream != Vocab.bos_id) & (stream != Vocab.eos_id)
+    words_before = np.concatenate([[0], np.cumsum(is_word)])  # (T + 1,) words in stream[:j]
+    ends, done = [], 0
+    for end in [*sentence_starts(stream)[1:].tolist(), len(stream)]:  # where each sentence ends
+        if words_before[end] - done >= n_words:
+            ends.append(end)
+            done = int(words_before[end])
+    return ends
+
+
+def truncate_stream(stream: np.ndarray, n_words: int) -> np.ndarray:
+    """The first whole sentences of an encoded stream holding at least ``n_words`` words (or all of it).
+
+    Words are the tokens other than ``<s>`` and ``</s>`` (see :func:`word_count`).
+    """
+    ends = _part_ends(stream, n_words)
+    return stream[: ends[0]] if ends else stream
+
+
+def split_stream(stream: np.ndarray, n_words: int, max_parts: int | None = None) -> list[np.ndarray]:
+    """Consecutive, disjoint parts of whole sentences, each holding at least ``n_words`` words.
+
+    The first part is :func:`truncate_stream` ``(stream, n_words)``; each next one starts where
+    the previous one ended; a remainder with fewer than ``n_words`` words is dropped. A stream
+    with fewer than ``n_words`` words is one part. At most ``max_parts`` parts (default all).
+    """
+    ends = _part_ends(stream, n_words)[:max_parts] or [len(stream)]
+    return [stream[a:b] for a, b in zip([0, *ends[:-1]], ends)]
 
 
 def learning_curve(
-    models: Mapping[str, Callable[[], Estimator]], train, test, vocab: Vocab, sizes: Sequence[int]
+    models: Mapping[str, Callable[[], Estimator]],
+    train,
+    test,
+    vocab: Vocab,
+    sizes: Sequence[int],
+    max_samples: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Test perplexity of each model trained on the first ``sizes[i]`` tokens of ``train``.
+    """Test perplexity of each model trained on ``sizes[i]`` words of ``train``, on several samples.
 
+    Sample j of size i is part j of :func:`split_stream` ``(train, sizes[i])``: disjoint runs
+    of whole sentences holding at least ``sizes[i]`` words (not counting ``<s>`` and ``</s>``).
     ``models`` maps a name to a function returning a fresh, unfitted model. Returns, for each
-    name, an array of perplexities of shape ``(len(sizes),)``.
+    name, an array of shape ``(len(sizes), max_samples)``, NaN where ``train`` holds fewer
+    than ``max_samples`` disjoint parts of that size.
     """
     train, test = as_stream(train, vocab), as_stream(test, vocab)
-    curves = {name: np.empty(len(sizes)) for name in models}
+    curves = {name: np.full((len(sizes), max_samples), np.nan) for name in models}
     for i, size in enumerate(sizes):
-        part = truncate_stream(train, size)
-        for name, make in models.items():
-            curves[name][i] = make().fit(part, vocab).perplexity(test)
+        for j, part in enumerate(split_stream(train, size, max_samples)):
+            for name, make in models.items():
+                curves[name][i, j] = make().fit(part, vocab).perplexity(test)
     return curves
 
 
