@@ -401,6 +401,8 @@ def k_step_logprobs(
     *,
     vocab_size: int | None = None,
     window: int | None = None,
+    n_samples: int = 1,
+    marginal: bool = False,
 ) -> np.ndarray:
     r""":math:`\log P(w_t \mid w_{<t-k+1}, \hat w_{t-k+1} \dots \hat w_{t-1})`: predicting :math:`k` steps ahead.
 
@@ -409,8 +411,15 @@ def k_step_logprobs(
     :math:`w_1 \dots w_{t-k}`, fills the next :math:`k - 1` positions with its own draws
     :math:`\hat w` (free running, :func:`generate` with ``stop_at_end=False``: the true sentence
     has not ended), and scores the true :math:`w_t` after them. :math:`k = 1` is teacher
-    forcing: every entry is then that of :func:`token_logprobs`. The mean over many tokens
-    estimates :math:`\mathbb{E}_{\hat w}[\log P(w_t \mid \dots)]`.
+    forcing: every entry is then that of :func:`token_logprobs`.
+
+    With ``n_samples`` :math:`S` independent fillings :math:`\hat w^{(s)}` per token, an entry is
+    their mean :math:`\frac1S \sum_s \log P(w_t \mid \dots \hat w^{(s)})` (the log-likelihood
+    of the truth after one committed free-running path), or with ``marginal=True``
+    :math:`\log \frac1S \sum_s P(w_t \mid \dots \hat w^{(s)})`, a Monte Carlo estimate of the
+    model's :math:`k`-step-ahead prediction :math:`\log P(w_t \mid w_1 \dots w_{t-k})`, which
+    averages over its guesses instead of committing to one (biased low for small :math:`S`,
+    by Jensen's inequality).
 
     Parameters
     ----------
@@ -421,6 +430,10 @@ def k_step_logprobs(
     k : int
         :math:`k \ge 1`.
     rng : seed or numpy.random.Generator, optional
+    n_samples : int
+        Fillings per token (:math:`S`).
+    marginal : bool
+        Average the probabilities over the fillings instead of the log-probabilities.
 
     Returns
     -------
@@ -431,17 +444,21 @@ def k_step_logprobs(
     V = _vocab_size(model, vocab_size)
     stream = check_stream(stream, V)
     k = integer(k, "k", low=1)
+    S = integer(n_samples, "n_samples", low=1)
     rng = np.random.default_rng(rng)
     positions = np.flatnonzero(stream != Vocab.bos_id)  # (T,) stream positions of the targets
     starts = np.maximum.accumulate(np.where(stream == Vocab.bos_id, np.arange(len(stream)), 0))
     t = positions - starts[positions]  # (T,) 1-based position of each target in its sentence
     out = np.full(len(positions), np.nan)
     chosen = np.flatnonzero(t >= k)
-    prefixes = [stream[starts[p] + 1 : p - k + 1] for p in positions[chosen]]  # true w_1 .. w_{t-k}
-    if k > 1 and len(chosen):
+    if not len(chosen):
+        return out
+    prefixes = [stream[starts[p] + 1 : p - k + 1] for p in positions[chosen]] * S  # true w_1 .. w_{t-k}, S times
+    if k > 1:
         filled = generate(model, prefixes, k - 1, rng, vocab_size=V, window=window, stop_at_end=False)
         prefixes = [np.concatenate([p, g]) for p, g in zip(prefixes, filled)]
-    if len(chosen):
-        logp = next_token_distribution(model, prefixes, V, window)  # (S, |V|)
-        out[chosen] = logp[np.arange(len(chosen)), stream[positions[chosen]]]
+    targets = np.tile(stream[positions[chosen]], S)  # (S * C,)
+    logp = next_token_distribution(model, prefixes, V, window)[np.arange(len(targets)), targets]
+    logp = logp.reshape(S, len(chosen))  # (S, C)
+    out[chosen] = np.logaddexp.reduce(logp, axis=0) - np.log(S) if marginal else logp.mean(axis=0)
     return out

@@ -147,3 +147,16 @@ def test_k_step_logprobs_are_the_expectation_over_the_models_own_guesses():
         start = sentence[t - 3]  # true w_{t-3} (<s> when t = 3)
         want = (B[start] @ B) @ np.log(A[:, words[t - 1]])  # E over the guess of w_{t-1}
         assert got[:, t - 1].mean() == pytest.approx(want, abs=0.03)
+
+
+def test_the_marginal_over_many_fillings_is_the_k_step_prediction():
+    A = random_bigram(V=6, seed=6)
+    sentence = [BOS, 4, 3, 5, EOS]
+    got = k_step_logprobs(Bigram(A), np.array(sentence), 3, rng=3, n_samples=8_000, marginal=True)
+    B = A.copy()
+    B[:, [BOS, EOS]] = 0
+    B /= B.sum(axis=1, keepdims=True)
+    for t in (3, 4):  # P(w_t | w_{t-3}) = (B B A)[w_{t-3}, w_t]
+        assert got[t - 1] == pytest.approx(np.log((B @ B @ A)[sentence[t - 3], sentence[t]]), abs=0.04)
+    committed = k_step_logprobs(Bigram(A), np.array(sentence), 3, rng=3, n_samples=8_000)
+    assert (committed[2:] < got[2:]).all()  # Jensen: the mean log is below the log of the mean

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from seqlearn.data.vocab import Vocab
-from seqlearn.nlm import BengioNLM, nearest_neighbours, project_2d
+from seqlearn.nlm import BengioNLM, nearest_neighbours, project_2d, same_label_share
 
 
 @pytest.fixture
@@ -97,3 +97,35 @@ def test_project_2d_of_a_rank_one_matrix():
     assert coords.shape == (5, 2)
     np.testing.assert_allclose(coords[:, 1], 0.0, atol=1e-12)
     np.testing.assert_allclose(np.abs(np.diff(coords[:, 0])), math.sqrt(5.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_same_label_share_matches_brute_force(vocab, k):
+    rng = np.random.default_rng(k)
+    C = rng.normal(size=(len(vocab), 4))
+    words = [f"v{i}" for i in range(3, 15)]
+    labels = {w: int(rng.integers(3)) for w in words}
+    shares = []
+    for w in words:  # neighbours among the other labelled words only
+        others = sorted(
+            (-float(C[vocab[w]] @ C[vocab[u]] / np.linalg.norm(C[vocab[w]]) / np.linalg.norm(C[vocab[u]])), u)
+            for u in words
+            if u != w
+        )
+        shares.append(sum(labels[u] == labels[w] for _, u in others[:k]) / k)
+    assert same_label_share(C, vocab, labels, k) == pytest.approx(np.mean(shares))
+
+
+def test_same_label_share_finds_the_grouping_the_embeddings_follow(vocab):
+    words = [f"v{i}" for i in range(3, 11)]  # two tight groups: v3..v6 and v7..v10
+    C = np.zeros((len(vocab), 2))
+    for i, w in enumerate(words):
+        C[vocab[w]] = (1.0, 0.01 * i) if i < 4 else (0.01 * i, 1.0)
+    by_group = {w: i < 4 for i, w in enumerate(words)}
+    by_parity = {w: i % 2 for i, w in enumerate(words)}
+    assert same_label_share(C, vocab, by_group, k=3) == 1.0
+    assert same_label_share(C, vocab, by_parity, k=3) < 0.5
+    with pytest.raises(ValueError, match="more than k"):
+        same_label_share(C, vocab, by_group, k=8)
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        same_label_share(C, vocab, {"zzz": 0, **by_group}, k=2)

@@ -18,7 +18,7 @@ from .basics import best_interpolation_weight, context_windows, masked_cross_ent
 # code built on them) do not import torch.
 _LAZY = {
     "data": ["WindowBatches"],
-    "embeddings": ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "project_2d"],
+    "embeddings": ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "same_label_share", "project_2d"],
     "mixture": ["MixtureReport", "evaluate_mixture", "fit_mixture", "mixture_logprobs"],
     "model": ["BengioNLM", "bengio_parameter_count"],
     "train": ["EpochParts", "inverse_time_decay", "make_optimizer", "nlm_loss", "parameter_groups", "train_nlm"],
@@ -52,6 +52,7 @@ __all__ = [
     "embedding_matrix",
     "cosine_similarities",
     "nearest_neighbours",
+    "same_label_share",
     "project_2d",
 ]
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..data.vocab import SPECIALS, Vocab
 from ..validation import integer
 
-__all__ = ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "project_2d"]
+__all__ = ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "same_label_share", "project_2d"]
 
 
 def embedding_matrix(C) -> np.ndarray:
@@ -85,6 +85,52 @@ def nearest_neighbours(C, vocab: Vocab, word: str, k: int = 5, skip_specials: bo
     sims = cosine_similarities(C, w)[candidates]
     best = candidates[np.argsort(-sims, kind="stable")[:k]]
     return [(vocab.itos[u], float(s)) for u, s in zip(best, cosine_similarities(C, w)[best])]
+
+
+def same_label_share(C, vocab: Vocab, labels: dict[str, object], k: int = 3) -> float:
+    r"""How often a word's nearest neighbours share its label: do the embeddings group by it?
+
+    For every word :math:`w` of ``labels``, take its :math:`k` nearest neighbours by cosine
+    similarity among the *other labelled words* and count those with the same label; the
+    result is the mean share over the words,
+
+    .. math::
+        \frac{1}{|L|} \sum_{w \in L} \frac{1}{k} \big|\{u \in N_k(w) : \ell(u) = \ell(w)\}\big| .
+
+    Ties in similarity are broken by the order of ``labels``. Compare the share for two
+    labellings of the same words (e.g. by number and by class) to see which one the
+    embeddings follow; for labels drawn at random it is about the chance that two words share one.
+
+    Parameters
+    ----------
+    C : array or tensor, shape ``(|V|, m)``, or a model with attribute ``C``
+    vocab : Vocab
+    labels : dict
+        ``word -> label`` for the words compared (at least :math:`k + 1` of them, all in ``vocab``).
+    k : int
+        Neighbours per word.
+
+    Returns
+    -------
+    float in ``[0, 1]``
+    """
+    C = embedding_matrix(C)
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"vocab must be a seqlearn Vocab, got {type(vocab).__name__}")
+    words = list(labels)
+    k = integer(k, "k", low=1)
+    if len(words) <= k:
+        raise ValueError(f"labels must name more than k = {k} words, got {len(words)}")
+    missing = [w for w in words if w not in vocab]
+    if missing:
+        raise ValueError(f"words not in the vocabulary: {missing[:5]}")
+    ids = np.array([vocab.stoi[w] for w in words])  # (L,)
+    unit = C[ids] / np.linalg.norm(C[ids], axis=1, keepdims=True)  # (L, m)
+    sims = unit @ unit.T  # (L, L)
+    np.fill_diagonal(sims, -np.inf)
+    nearest = np.argsort(-sims, axis=1, kind="stable")[:, :k]  # (L, k)
+    tags = np.array([labels[w] for w in words], dtype=object)
+    return float(np.mean(tags[nearest] == tags[:, None]))
 
 
 def project_2d(C) -> np.ndarray:
