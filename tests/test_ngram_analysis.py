@@ -10,6 +10,7 @@ from seqlearn.ngram.analysis import (
     agreement_scorer,
     held_out_counts,
     learning_curve,
+    source_cross_entropy,
     sparsity,
     split_stream,
     truncate_stream,
@@ -132,3 +133,31 @@ def test_unseen_mask_matches_brute_force(order):
     mask = unseen_mask(train, test, vocab, order)
     assert mask.tolist() == expected
     assert mask.any() and not mask.all()
+
+
+@pytest.mark.parametrize("N", [1, 2, 3])
+def test_source_cross_entropy_equals_next_distribution_per_context(N):
+    from seqlearn.data.synthetic import MarkovSource
+    from seqlearn.ngram import ModifiedKneserNey
+
+    source = MarkovSource(vocab_size=6, order=2, mean_length=4.0, seed=1)
+    vocab = Vocab(source.words)
+    model = ModifiedKneserNey(N, fallback_discounts=(0.5, 1.0, 1.5)).fit(source.sample(n_tokens=300, rng=0), vocab)
+    result = source_cross_entropy(model, source, block=7)
+    pi = source.stationary_distribution()
+    contexts = np.flatnonzero(pi > 0)
+    A = source.n_outcomes
+    outcome_ids = [vocab[w] for w in source.outcomes]
+    expected = []
+    for c in contexts:
+        tokens = ["<s>" if s == source.vocab_size else source.words[s] for s in (c // A, c % A)]
+        if tokens[-1] == "<s>":  # the sentence's start: the context is just <s>
+            tokens = ["<s>"]
+        q = model.next_distribution(tokens[len(tokens) - N + 1 :] if N > 1 else [])
+        expected.append(-(source.P[c] * np.log(q[outcome_ids])).sum())
+    np.testing.assert_allclose(result.cross_entropy, expected, rtol=1e-10)
+    np.testing.assert_allclose(result.pi, pi[contexts] / pi[contexts].sum())
+    assert result.entropy_rate == pytest.approx(source.entropy_rate())
+    assert np.all(result.kl >= -1e-12) and result.rate > result.entropy_rate
+    with pytest.raises(ValueError, match="looks further back"):
+        source_cross_entropy(ModifiedKneserNey(4, fallback_discounts=(0.5, 1.0, 1.5)).fit([["w0", "w1"]]), source)

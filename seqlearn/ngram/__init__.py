@@ -14,10 +14,12 @@ held-out counts, learning curves, agreement);
 """
 
 from .analysis import (
+    SourceCrossEntropy,
     SparsityRow,
     agreement_scorer,
     held_out_counts,
     learning_curve,
+    source_cross_entropy,
     sparsity,
     split_stream,
     truncate_stream,
@@ -89,6 +91,8 @@ __all__ = [
     "split_stream",
     "word_count",
     "agreement_scorer",
+    "SourceCrossEntropy",
+    "source_cross_entropy",
     # ARPA files
     "read_arpa",
     "write_arpa",

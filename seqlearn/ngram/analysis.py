@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..data.vocab import Vocab, sentence_starts
 from .base import Estimator, LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, UNSEEN, NGramCounts
+
+if TYPE_CHECKING:
+    from ..data.synthetic import MarkovSource
 
 __all__ = [
     "SparsityRow",
@@ -26,6 +30,8 @@ __all__ = [
     "split_stream",
     "word_count",
     "agreement_scorer",
+    "SourceCrossEntropy",
+    "source_cross_entropy",
 ]
 
 
@@ -194,3 +200,69 @@ def agreement_scorer(model: LanguageModel) -> Callable[[Sequence[str], Sequence[
         return np.log(model.prob(list(candidates), [Vocab.bos_id, *model.vocab_.encode(list(prefix))]))
 
     return score
+
+
+@dataclass(frozen=True)
+class SourceCrossEntropy:
+    r"""A model's exact expected cross-entropy on text from a :class:`~seqlearn.data.synthetic.MarkovSource`.
+
+    One entry per source context :math:`c` with :math:`\pi(c) > 0` (shapes ``(C,)``):
+    ``pi`` its stationary probability, ``entropy`` :math:`H(P(\cdot \mid c))` and
+    ``cross_entropy`` :math:`-\sum_o P(o \mid c) \log q(o \mid c)` in nats. Their difference
+    ``kl`` is :math:`D_{\mathrm{KL}}(P(\cdot \mid c)\,\|\,q(\cdot \mid c)) \ge 0` (Gibbs' inequality).
+    """
+
+    pi: np.ndarray
+    entropy: np.ndarray
+    cross_entropy: np.ndarray
+
+    @property
+    def kl(self) -> np.ndarray:
+        """Per-context KL divergence, ``cross_entropy - entropy``; shape ``(C,)``."""
+        return self.cross_entropy - self.entropy
+
+    @property
+    def entropy_rate(self) -> float:
+        r""":math:`H = \sum_c \pi(c) H(c)`, the source's entropy rate."""
+        return float(self.pi @ self.entropy)
+
+    @property
+    def rate(self) -> float:
+        r"""The model's expected cross-entropy per token, :math:`\sum_c \pi(c)\, H(P, q \mid c) \ge H`."""
+        return float(self.pi @ self.cross_entropy)
+
+
+def source_cross_entropy(model: LanguageModel, source: MarkovSource, block: int = 2048) -> SourceCrossEntropy:
+    r"""Exact per-context cross-entropy of ``model`` on text drawn from ``source``.
+
+    Needs a model that conditions on no more than the source does (``model.order - 1 <=
+    source.order``): then the model's context is a function of the source's, the last
+    ``model.order - 1`` tokens of it (none left of ``<s>``), and the expectation over the
+    source's next token is a finite sum. ``block`` contexts are evaluated at once.
+    """
+    if model.order - 1 > source.order:
+        raise ValueError(
+            f"a model of order {model.order} looks further back than the order-{source.order} source; "
+            f"the exact cross-entropy needs model.order <= {source.order + 1}"
+        )
+    pi_all = source.stationary_distribution()
+    contexts = np.flatnonzero(pi_all > 0)  # (C,)
+    A, k, V = source.n_outcomes, source.order, source.vocab_size
+    symbols = (contexts[:, None] // A ** np.arange(k - 1, -1, -1)) % A  # (C, k) oldest first, V = <s>
+    vocab = model.vocab_
+    to_id = np.array([vocab[w] for w in source.words] + [Vocab.eos_id, Vocab.bos_id])  # outcome/symbol -> id
+    P = source.P[contexts]  # (C, A)
+    cross = np.empty(len(contexts))
+    for a in range(0, len(contexts), block):
+        segments = []
+        for row in symbols[a : a + block]:
+            after_bos = row[np.flatnonzero(row == V).max() + 1 :] if (row == V).any() else row
+            segments.append([Vocab.bos_id, *to_id[after_bos].tolist(), Vocab.eos_id])
+        stream = np.fromiter((t for seg in segments for t in seg), np.int64)
+        at = np.cumsum([len(seg) for seg in segments]) - 1  # (b,) the placeholder after each context
+        ctx = model.index_.context_ids(stream, model.order)[:, at]  # (N, b)
+        b = len(at)
+        logq = model._logp(np.tile(to_id[:A], b), np.repeat(ctx, A, axis=1)).reshape(b, A)  # (b, A)
+        Pb = P[a : a + block]
+        cross[a : a + b] = -np.where(Pb > 0, Pb * logq, 0.0).sum(axis=1)
+    return SourceCrossEntropy(pi_all[contexts] / pi_all[contexts].sum(), source.context_entropies()[contexts], cross)
