@@ -186,3 +186,49 @@ def test_define_checkers_makes_the_functions_test_cells_call(capsys):
     checker(lambda x: x + x, hidden=True)
     assert capsys.readouterr().out == "doubled: all 5 visible cases passed.\ndoubled: all 30 hidden cases passed.\n"
     assert _failure(checker, lambda x: x) == _failure(check.check, lambda x: x)
+
+
+# ----------------------------------------------------------------------------- dtype, mutation, aliasing
+
+
+def _scale_check(**kwargs) -> FunctionCheck:
+    def scale(x, factor):
+        return x * factor
+
+    return FunctionCheck(
+        name="scale",
+        reference=scale,
+        random_case=lambda rng: Case({"x": rng.normal(size=4), "factor": float(rng.uniform(1, 2))}),
+        n_hidden=3,
+        **kwargs,
+    )
+
+
+def test_a_float32_answer_is_named_a_dtype_problem():
+    mismatch = compare(np.array([0.1, 0.2]), np.array([0.1, 0.2], dtype=np.float32))
+    assert mismatch.problem == "dtype" and "float32" in mismatch.got and "lower precision" in mismatch.got
+    assert compare(0.1, np.float32(0.1)).problem == "dtype"
+    assert compare(np.array([0.5]), np.array([0.5], dtype=np.float32)) is None  # exact in float32: fine
+    with pytest.raises(CheckFailure, match=r"wrong dtype.*float32, whose lower precision"):
+        _scale_check().check(lambda x, factor: (x * factor).astype(np.float32))
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_changing_an_argument_in_place_fails(hidden):
+    def in_place(x, factor):
+        x *= factor
+        return x
+
+    with pytest.raises(CheckFailure, match=r"changed its argument 'x' in place"):
+        _scale_check().check(in_place, hidden=hidden)
+
+
+def test_returning_the_callers_array_fails_where_new_arrays_are_asked_for():
+    def same(x, factor):
+        return x if factor == 1 else x * factor
+
+    check = _scale_check(new_arrays=True, fixed_cases=(Case({"x": np.ones(2), "factor": 1}),), n_visible=0)
+    with pytest.raises(CheckFailure, match=r"returned an array of its argument 'x' itself"):
+        check.check(same)
+    check.check(lambda x, factor: x * factor)
+    _scale_check(fixed_cases=(Case({"x": np.ones(2), "factor": 1}),), n_visible=0).check(same)

@@ -588,3 +588,63 @@ def test_seqlearn_grade_then_generate_feedback(tmp_path):
     }
     assert "Score: 14.0 / 18.0" in pages["honest"] and "Score: 0.0 / 18.0" in pages["blank"]
     assert "(hidden tests: not shown)" in pages["blank"]
+
+
+# ----------------------------------------------------------------------------- what the messages name, sealed too
+
+QUALITY = {
+    "clip_grad_norm": {
+        "aliasing": """
+import numpy as np
+def clip_grad_norm(grads, threshold):
+    items = list(grads.values()) if isinstance(grads, dict) else list(grads)
+    norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in items)))
+    if norm <= threshold:
+        return grads, norm
+    if isinstance(grads, dict):
+        return {k: g * (threshold / norm) for k, g in grads.items()}, norm
+    return [g * (threshold / norm) for g in grads], norm
+""",
+        "mutating": """
+import numpy as np
+def clip_grad_norm(grads, threshold):
+    items = list(grads.values()) if isinstance(grads, dict) else list(grads)
+    norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in items)))
+    for g in items:
+        g *= min(1.0, threshold / norm)
+    if isinstance(grads, dict):
+        return {k: g.copy() for k, g in grads.items()}, norm
+    return [g.copy() for g in items], norm
+""",
+    },
+}
+EXPECTED_PROBLEM = {
+    "aliasing": "returned an array of its argument 'grads' itself",
+    "mutating": "changed its argument 'grads' in place",
+    "float32": "whose lower precision makes the values differ",
+}
+
+
+@pytest.mark.slow
+def test_sealed_messages_name_dtype_mutation_and_aliasing(tmp_path):
+    assignment = "03_rnn_bptt"
+    course = make_course(ROOT, tmp_path / "course", [assignment])
+    run_nbgrader(course, "generate_assignment", assignment, "--force")
+    (name,) = [p.name for p in (course / "solutions" / assignment).glob("*.ipynb")]
+    solution = nbformat.read(course / "solutions" / assignment / name, as_version=4)
+    for kind, source in QUALITY["clip_grad_norm"].items():
+        _write(course, kind, assignment, _with_answer(solution, "clip_grad_norm", source))
+    (forward,) = [c.source for c in solution.cells if _meta(c).get("grade_id") == "elman_forward"]
+    float32 = forward.replace("def elman_forward(", "def _elman_forward(") + (
+        "\n\ndef elman_forward(*args, **kwargs):\n"
+        "    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args]\n"
+        "    return tuple(r.astype(np.float32) for r in _elman_forward(*args, **kwargs))\n"
+    )
+    _write(course, "float32", assignment, _with_answer(solution, "elman_forward", float32))
+    _, results = grade_assignment(course, assignment, jobs=2, write=False, limits=LIMITS)
+    for result in results:
+        parts = result.parts[name]
+        failed = {g: p.output for g, p in parts.items() if p.failed}
+        part = "elman_forward_tests" if result.student == "float32" else "clip_grad_norm_tests"
+        assert list(failed) == [part], (result.student, failed)
+        assert EXPECTED_PROBLEM[result.student] in failed[part], failed[part]

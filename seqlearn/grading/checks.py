@@ -131,9 +131,9 @@ class Case:
         if unknown:
             raise ValueError(f"Case.keywords names arguments that are not inputs: {sorted(unknown)}")
 
-    def call(self, fn: Callable) -> Any:
-        """Call ``fn`` on a deep copy of the inputs (so it cannot alter the case)."""
-        inputs = copy.deepcopy(dict(self.inputs))
+    def call(self, fn: Callable, inputs: Mapping[str, Any] | None = None) -> Any:
+        """Call ``fn`` on ``inputs``, by default a deep copy of the case's (so it cannot alter the case)."""
+        inputs = copy.deepcopy(dict(self.inputs)) if inputs is None else inputs
         args = [v for k, v in inputs.items() if k not in self.keywords]
         kwargs = {k: inputs[k] for k in self.keywords}
         return fn(*args, **kwargs)
@@ -293,6 +293,8 @@ def _compare_number(expected, got, path, rtol, atol) -> Mismatch | None:
         ok = int(got) == int(expected)
     else:
         ok = _close(float(expected), float(got), rtol, atol)
+    if not ok and isinstance(got, np.floating) and _lower_precision(np.dtype(np.float64), got.dtype):
+        return Mismatch("dtype", "float64", _LOW_PRECISION.format(got=f"a numpy {got.dtype}", want="float64"), path)
     return None if ok else Mismatch("value", _clip(expected), _clip(got), path)
 
 
@@ -362,7 +364,18 @@ def _compare_array(expected, got, path, rtol, atol) -> Mismatch | None:
         return Mismatch("shape", str(expected.shape), str(got.shape), path)
     if got.dtype.kind != expected.dtype.kind and not {got.dtype.kind, expected.dtype.kind} <= {"i", "u"}:
         return Mismatch("dtype", f"{expected.dtype} (or another of kind {expected.dtype.kind!r})", str(got.dtype), path)
-    return _compare_values(expected, got, path, rtol, atol)
+    mismatch = _compare_values(expected, got, path, rtol, atol)
+    if mismatch is not None and _lower_precision(expected.dtype, got.dtype):
+        return Mismatch("dtype", str(expected.dtype), _LOW_PRECISION.format(got=got.dtype, want=expected.dtype), path)
+    return mismatch
+
+
+_LOW_PRECISION = "{got}, whose lower precision makes the values differ (compute in {want})"
+
+
+def _lower_precision(expected: np.dtype, got: np.dtype) -> bool:
+    """Whether ``got`` is a float (or complex) type of fewer bits than ``expected``, of the same kind."""
+    return expected.kind in "fc" and got.kind == expected.kind and got.itemsize < expected.itemsize
 
 
 def _compare_values(expected: np.ndarray, got: np.ndarray, path, rtol, atol) -> Mismatch | None:
@@ -459,6 +472,8 @@ class FunctionCheck:
         cases too.
     rtol, atol : float
         Tolerances of :func:`compare`.
+    new_arrays : bool
+        The function must return new arrays: returning (a view of) an argument's array fails.
 
     Notes
     -----
@@ -476,6 +491,7 @@ class FunctionCheck:
     targeted_hint: Callable[[Case, Any, Any], str | None] | None = None
     rtol: float = 1e-9
     atol: float = 1e-12
+    new_arrays: bool = False
 
     def cases(self, hidden: bool = False, entropy: int | None = None) -> list[Case]:
         """The visible cases (fixed, then seeded random), or a fresh draw of hidden ones."""
@@ -500,9 +516,21 @@ class FunctionCheck:
     def _first_problem(self, student: Callable, case: Case, hidden: bool) -> tuple[str, str | None] | None:
         """``(what went wrong, targeted hint)`` for one case, or ``None`` if it passed."""
         expected, expected_error = self._expected(case)
-        got, error = self._run_student(student, case, hidden)
+        inputs = copy.deepcopy(dict(case.inputs))
+        got, error = self._run_student(student, case, hidden, inputs)
         if error is not None:
             return _error_problem(error, expected_error, hidden)
+        changed = [name for name, value in case.inputs.items() if _changed(value, inputs[name])]
+        if changed:
+            return f"it changed its argument {changed[0]!r} in place", (
+                "leave the caller's arguments as they were: work on a copy (e.g. x = x.copy()) or build new arrays"
+            )
+        aliased = [name for name, value in inputs.items() if self.new_arrays and _shares_arrays(got, value)]
+        if aliased:
+            return f"it returned an array of its argument {aliased[0]!r} itself instead of a new array", (
+                "the caller's arrays must not come back: return new arrays (e.g. g * 1.0 or g.copy()), even when "
+                "nothing changes"
+            )
         if expected_error is not None:
             reason = "" if hidden else f" ({expected_error})"
             should = f"it should raise {type(expected_error).__name__} here{reason}"
@@ -531,15 +559,17 @@ class FunctionCheck:
         except (ValueError, TypeError) as exc:
             return None, exc
 
-    def _run_student(self, student: Callable, case: Case, hidden: bool) -> tuple[Any, BaseException | None]:
-        """The student's result on ``case``, or the exception it raised.
+    def _run_student(
+        self, student: Callable, case: Case, hidden: bool, inputs: dict | None = None
+    ) -> tuple[Any, BaseException | None]:
+        """The student's result on ``case`` (called on ``inputs``, a copy of its inputs), or the exception it raised.
 
         Calling a graded reference fails the whole check. An interrupt (nbgrader's timeout)
         propagates, stripped of any message the student's code gave it.
         """
         try:
             with student_code(), _silenced(hidden):
-                return case.call(student), None
+                return case.call(student, inputs), None
         except ReferenceCallError as exc:
             raise CheckFailure(f"{self.name} scores zero: {exc}") from None
         except KeyboardInterrupt:
@@ -560,6 +590,33 @@ class FunctionCheck:
             if hint:
                 lines.append(f"    hint: {hint}")
         return "\n".join(lines)
+
+
+def _changed(before: Any, after: Any) -> bool:
+    """Whether an argument came back different from what was passed (NaN equals NaN)."""
+    try:
+        return compare(before, after, rtol=0.0, atol=0.0) is not None
+    except Exception:
+        return False
+
+
+def _arrays(x: Any, depth: int = 0) -> list[np.ndarray]:
+    """The numpy arrays in ``x`` (through lists, tuples and mappings)."""
+    if isinstance(x, np.ndarray):
+        return [x]
+    if depth > 20:
+        return []
+    if isinstance(x, Mapping):
+        return [a for v in x.values() for a in _arrays(v, depth + 1)]
+    if isinstance(x, (list, tuple)):
+        return [a for v in x for a in _arrays(v, depth + 1)]
+    return []
+
+
+def _shares_arrays(result: Any, argument: Any) -> bool:
+    """Whether an array of ``result`` shares memory with an array of ``argument``."""
+    mine = _arrays(argument)
+    return any(np.shares_memory(a, b) for a in _arrays(result) for b in mine if a.size and b.size)
 
 
 def _error_problem(

@@ -65,10 +65,11 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import numpy as np
 
 from . import ASSIGNMENTS
 from .checks import CheckFailure, FunctionCheck
-from .worker import CodecError, decode, encode
+from .worker import CodecError, decode, encode, input_arrays
 
 __all__ = [
     "LEVELS",
@@ -613,12 +614,43 @@ class _Proxy:
             raise KeyboardInterrupt from None  # the checks let an interrupt through: grading stops here
         if answer.get("ok") is True and "result" in answer:
             try:
-                return decode(answer["result"])
+                after = decode(answer.get("after", ["list", []]))
+                if isinstance(after, list) and len(after) == 2:
+                    _apply_changes(list(args), after[0])  # what the call did to its arguments, as if here
+                    _apply_changes(kwargs, after[1])
+                return decode(answer["result"], aliases=input_arrays([list(args), kwargs]))
             except (CodecError, RecursionError, ValueError, TypeError):
                 raise TypeError(
                     "the result could not be read by the grader (an unsupported or malformed value)"
                 ) from None
         raise _student_exception(answer.get("error"))
+
+
+def _apply_changes(before: Any, after: Any, depth: int = 0) -> Any:
+    """Make ``before`` (an argument sent to the worker) what the student's call left it as; returns it."""
+    if depth > 64:
+        return before
+    if isinstance(before, np.ndarray):
+        if isinstance(after, np.ndarray) and after.shape == before.shape:
+            with contextlib.suppress(Exception):
+                before[...] = after
+        return before
+    if isinstance(before, list) and isinstance(after, list):
+        if len(before) == len(after):
+            before[:] = [_apply_changes(b, a, depth + 1) for b, a in zip(before, after)]
+        else:
+            before[:] = after
+    elif isinstance(before, tuple) and isinstance(after, tuple) and len(before) == len(after):
+        for b, a in zip(before, after):
+            _apply_changes(b, a, depth + 1)
+    elif isinstance(before, dict) and isinstance(after, dict):
+        if list(before) == list(after):
+            for key in before:
+                before[key] = _apply_changes(before[key], after[key], depth + 1)
+        else:
+            before.clear()
+            before.update(after)
+    return before
 
 
 @dataclass
