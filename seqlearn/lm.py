@@ -258,41 +258,62 @@ def _vocab_size(model, vocab_size: int | None) -> int:
 def _prefixes(prefixes, V: int) -> list[np.ndarray]:
     """Each prefix as a 1-D int64 array of word ids (no ``<s>``, no ``</s>``), checked."""
     out = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prefixes]
-    for p in out:
-        if p.size and (p.min() < 0 or p.max() >= V):
-            raise ValueError(f"prefix ids must lie in [0, {V}), got {p.min()}..{p.max()}")
-        if np.isin(p, (Vocab.bos_id, Vocab.eos_id)).any():
-            raise ValueError("a prefix holds the words of one unfinished sentence: no <s> and no </s> in it")
+    ids = np.concatenate(out) if out else np.empty(0, dtype=np.int64)  # every id, checked at once
+    if ids.size and (ids.min() < 0 or ids.max() >= V):
+        raise ValueError(f"prefix ids must lie in [0, {V}), got {ids.min()}..{ids.max()}")
+    if np.isin(ids, (Vocab.bos_id, Vocab.eos_id)).any():
+        raise ValueError("a prefix holds the words of one unfinished sentence: no <s> and no </s> in it")
     return out
 
 
-def _generic_distribution(model, prefixes: list[np.ndarray], V: int) -> np.ndarray:
-    """:func:`next_token_distribution` through ``model.token_logprobs`` only (the plain path)."""
-    candidates = np.array([c for c in range(V) if c != Vocab.bos_id])  # (V-1,)
-    out = np.full((len(prefixes), V), -np.inf)
+def _generic_distribution(model, block: np.ndarray, V: int) -> np.ndarray:
+    """:func:`next_token_distribution` of ``(G, P)`` equal-length prefixes through ``model.token_logprobs``."""
+    candidates = np.array([c for c in range(V) if c != Vocab.bos_id])  # (K,) = (V-1,)
+    (G, P), K = block.shape, len(candidates)
+    sentences = np.concatenate(
+        [
+            np.full((G, K, 1), Vocab.bos_id),
+            np.broadcast_to(block[:, None, :], (G, K, P)),
+            np.broadcast_to(candidates[None, :, None], (G, K, 1)),
+        ],
+        axis=2,
+    )  # (G, K, P + 2): <s> prefix c
+    logp = np.asarray(model.token_logprobs(sentences.ravel()), dtype=float)
+    out = np.full((G, V), -np.inf)
+    out[:, candidates] = logp.reshape(G, K, P + 1)[:, :, -1]
+    return out
+
+
+def _block_distribution(model, block: np.ndarray, V: int, window: int | None) -> np.ndarray:
+    """Next-token log-probabilities ``(G, |V|)`` after ``(G, P)`` equal-length prefixes."""
+    if window is not None:
+        block = block[:, block.shape[1] - min(window, block.shape[1]) :]  # (G, min(P, window))
+    fast = getattr(model, "next_token_distribution", None)
+    logp = np.asarray(fast(block), dtype=float) if callable(fast) else _generic_distribution(model, block, V)
+    if logp.shape != (len(block), V):
+        raise ValueError(
+            f"the model gave next-token log-probabilities of shape {logp.shape}, expected {(len(block), V)}"
+        )
+    return logp
+
+
+def _length_groups(prefixes: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(rows, block)`` for each prefix length: the indices of those prefixes and their ``(G, P)`` stack."""
     lengths = np.array([len(p) for p in prefixes], dtype=np.int64)
+    groups = []
     for P in np.unique(lengths):
-        rows = np.flatnonzero(lengths == P)  # (G,) prefixes of length P
-        G, K = len(rows), len(candidates)
-        body = np.stack([prefixes[r] for r in rows]) if P else np.empty((G, 0), dtype=np.int64)  # (G, P)
-        sentences = np.concatenate(
-            [
-                np.full((G, K, 1), Vocab.bos_id),
-                np.broadcast_to(body[:, None, :], (G, K, P)),
-                np.broadcast_to(candidates[None, :, None], (G, K, 1)),
-            ],
-            axis=2,
-        )  # (G, K, P + 2): <s> prefix c
-        logp = np.asarray(model.token_logprobs(sentences.ravel()), dtype=float)
-        out[rows[:, None], candidates[None, :]] = logp.reshape(G, K, P + 1)[:, :, -1]
-    return out
+        rows = np.flatnonzero(lengths == P)  # (G,)
+        block = np.stack([prefixes[r] for r in rows]) if P else np.empty((len(rows), 0), dtype=np.int64)
+        groups.append((rows, block))
+    return groups
 
 
 def next_token_distribution(model, prefixes, vocab_size: int | None = None, window: int | None = None) -> np.ndarray:
     r""":math:`\log P(c \mid \langle s \rangle\, \mathrm{prefix})` of every token id :math:`c`, for each prefix.
 
-    A model with a method ``next_token_distribution(prefixes)`` (e.g. :class:`seqlearn.nlm.BengioNLM`,
-    one forward pass) is asked directly; any other language model is asked through its
+    A model with a method ``next_token_distribution(block)`` (e.g. :class:`seqlearn.nlm.BengioNLM`,
+    one forward pass), which takes a ``(G, P)`` array of equal-length prefixes, is asked
+    directly, one prefix length at a time; any other language model is asked through its
     ``token_logprobs``, scoring the :math:`|V| - 1` sentences ``<s> prefix c`` (``<s>`` is never
     predicted: its column is :math:`-\infty`).
 
@@ -316,14 +337,10 @@ def next_token_distribution(model, prefixes, vocab_size: int | None = None, wind
     prefixes = _prefixes(prefixes, V)
     if window is not None:
         window = integer(window, "window", low=0)
-        prefixes = [p[len(p) - min(window, len(p)) :] for p in prefixes]
-    fast = getattr(model, "next_token_distribution", None)
-    logp = np.asarray(fast(prefixes), dtype=float) if callable(fast) else _generic_distribution(model, prefixes, V)
-    if logp.shape != (len(prefixes), V):
-        raise ValueError(
-            f"the model gave next-token log-probabilities of shape {logp.shape}, expected {(len(prefixes), V)}"
-        )
-    return logp
+    out = np.empty((len(prefixes), V))
+    for rows, block in _length_groups(prefixes):
+        out[rows] = _block_distribution(model, block, V, window)
+    return out
 
 
 def _draw(logp: np.ndarray, rng: np.random.Generator, greedy: bool) -> np.ndarray:
@@ -373,24 +390,29 @@ def generate(
     list of numpy.ndarray (int64)
         The generated ids of each prefix (without the prefix).
     """
+    _language_model(model)
     V = _vocab_size(model, vocab_size)
     prefixes = _prefixes(prefixes, V)
     max_tokens = integer(max_tokens, "max_tokens", low=0)
+    if window is not None:
+        window = integer(window, "window", low=0)
     rng = np.random.default_rng(rng)
-    generated: list[list[int]] = [[] for _ in prefixes]
-    active = list(range(len(prefixes)))
-    for _ in range(max_tokens):
-        if not active:
+    generated = np.full((len(prefixes), max_tokens), -1, dtype=np.int64)  # -1: not generated
+    groups = _length_groups(prefixes)  # (rows, block) of the unfinished prefixes of each length
+    for step in range(max_tokens):
+        groups = [(rows, block) for rows, block in groups if len(rows)]
+        if not groups:
             break
-        histories = [np.concatenate([prefixes[i], np.asarray(generated[i], dtype=np.int64)]) for i in active]
-        logp = next_token_distribution(model, histories, V, window)  # (S, |V|)
-        logp[:, Vocab.bos_id] = -np.inf
-        if not stop_at_end:
-            logp[:, Vocab.eos_id] = -np.inf
-        for i, w in zip(active, _draw(logp, rng, bool(greedy))):
-            generated[i].append(int(w))
-        active = [i for i in active if generated[i][-1] != Vocab.eos_id]
-    return [np.asarray(g, dtype=np.int64) for g in generated]
+        for g, (rows, block) in enumerate(groups):
+            logp = _block_distribution(model, block, V, window)  # (G, |V|)
+            logp[:, Vocab.bos_id] = -np.inf
+            if not stop_at_end:
+                logp[:, Vocab.eos_id] = -np.inf
+            w = _draw(logp, rng, bool(greedy))  # (G,)
+            generated[rows, step] = w
+            going = w != Vocab.eos_id
+            groups[g] = (rows[going], np.column_stack([block[going], w[going]]))
+    return [row[row >= 0] for row in generated]
 
 
 def k_step_logprobs(

@@ -213,7 +213,7 @@ class BengioNLM(nn.Module):
         return torch.log_softmax(self(contexts), dim=-1)
 
     def next_token_distribution(self, prefixes) -> np.ndarray:
-        r""":math:`\log P(\cdot \mid \langle s \rangle\, \mathrm{prefix})` after each of :math:`S` unfinished sentences.
+        r""":math:`\log P(\cdot \mid \langle s \rangle\, \mathrm{prefix})` after each of :math:`G` unfinished sentences.
 
         The fast path of :func:`seqlearn.lm.next_token_distribution` (one forward pass): the
         context of each prefix is its last :math:`n - 1` tokens of ``<s> prefix``, slots left of
@@ -221,21 +221,19 @@ class BengioNLM(nn.Module):
 
         Parameters
         ----------
-        prefixes : sequence of 1-D int arrays
-            Word ids of each sentence so far (no ``<s>``); lengths may differ.
+        prefixes : int array, shape ``(G, P)``
+            Word ids of each sentence so far (no ``<s>``), all of the same length :math:`P \ge 0`.
 
         Returns
         -------
-        numpy.ndarray, float64, shape ``(S, |V|)``
+        numpy.ndarray, float64, shape ``(G, |V|)``
         """
+        prefixes = np.asarray(prefixes, dtype=np.int64)  # (G, P)
         n = self.order
-        padded = [
-            np.concatenate([np.full(n - 1, Vocab.bos_id, dtype=np.int64), np.asarray(p, dtype=np.int64)])
-            for p in prefixes
-        ]
-        contexts = np.stack([p[len(p) - (n - 1) :] for p in padded]) if padded else np.empty((0, n - 1), dtype=np.int64)
+        pad = np.full((len(prefixes), n - 1), Vocab.bos_id, dtype=np.int64)
+        contexts = np.concatenate([pad, prefixes], axis=1)[:, prefixes.shape[1] :]  # (G, n-1): the last n-1
         with evaluating(self):
-            logp = self.log_probs(torch.as_tensor(contexts, device=model_device(self)))  # (S, |V|)
+            logp = self.log_probs(torch.as_tensor(contexts, device=model_device(self)))  # (G, |V|)
         return logp.double().cpu().numpy()
 
     def token_logprobs(self, stream, batch_size: int = 4096) -> np.ndarray:
