@@ -59,3 +59,28 @@ def test_adding_cliff_rejects_empty_input():
         rnn.adding_cliff([], seeds=(0,))
     with pytest.raises(ValueError, match="at least one"):
         rnn.adding_cliff([5], seeds=())
+
+
+def test_truncated_bptt_agreement_equals_one_model_trained_with_bptt_k():
+    from seqlearn.data import Vocab, encode_sentences
+    from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy, agreement_examples
+    from seqlearn.lm import agreement_scorer
+    from seqlearn.rnn import RNNLM, train_rnn_lm
+
+    text = ToyEnglish().sample(n_tokens=3000, rng=0)
+    vocab = Vocab.build(text)
+    stream = encode_sentences(text, vocab)
+    kw = dict(distances=(1, 3), n_per_distance=10, embedding_dim=8, hidden_size=8, epochs=1, device="cpu")
+    result = rnn.truncated_bptt_agreement(stream, vocab, ks=(2, 5), seeds=(0, 1), **kw)
+    assert result.accuracy.shape == (2, 2, 2) and result.median().shape == (2, 2)
+    assert np.all((result.accuracy >= 0) & (result.accuracy <= 1))
+    lm = RNNLM(len(vocab), embedding_dim=8, hidden_size=8, init="orthogonal", seed=1)
+    train_rnn_lm(lm, stream, None, lr=3e-3, epochs=1, batch_size=32, bptt=5, device="cpu", seed=1, progress=False)
+    expected = agreement_accuracy(agreement_scorer(lm, vocab), agreement_examples((1, 3), n_per_distance=10, seed=0))
+    assert result.at(5, 3)[1] == pytest.approx(expected[3])
+    assert result.at(5, 1)[1] == pytest.approx(expected[1])
+
+
+def test_truncated_bptt_agreement_rejects_empty_input():
+    with pytest.raises(ValueError, match="at least one"):
+        rnn.truncated_bptt_agreement(np.arange(10), None, ks=())

@@ -9,9 +9,9 @@ compares; :mod:`~seqlearn.rnn.clipping` gradient-norm clipping. None of them imp
 The torch side loads on first use (``seqlearn.rnn.RNNLM`` imports torch then):
 :mod:`~seqlearn.rnn.model` the Elman layer, the recurrent language models and the task
 model; :mod:`~seqlearn.rnn.data` their mini-batches (sentences, truncated-BPTT chunks, task
-tensors); :mod:`~seqlearn.rnn.train` their losses and training; :mod:`~seqlearn.rnn.experiments` the
-chapter's experiments over seeds and lengths (the adding-problem cliff). The language models are
-evaluated by :mod:`seqlearn.lm`, like every language model of the course. The torch
+tensors); :mod:`~seqlearn.rnn.train` their losses and training; :mod:`~seqlearn.rnn.experiments`
+the chapter's experiments over seeds and lengths (the adding-problem cliff, truncated BPTT and
+agreement). The language models are evaluated by :mod:`seqlearn.lm`, like every language model of the course. The torch
 models accept the NumPy reference's nonlinearities and ``"relu"``
 (:data:`~seqlearn.rnn.model.TORCH_NONLINEARITIES`).
 """
@@ -56,7 +56,7 @@ _LAZY = {
     "model": ["TORCH_NONLINEARITIES", "INITS", "recurrent_init", "ElmanRNN", "RecurrentLM", "RNNLM", "SequenceRNN"],
     "data": ["SentenceBatches", "StreamBatches", "TensorBatches"],
     "train": ["rnn_lm_loss", "TruncatedBPTTLoss", "train_rnn_lm", "TASK_LOSSES", "fit_task"],
-    "experiments": ["AddingCliff", "adding_cliff"],
+    "experiments": ["AddingCliff", "adding_cliff", "TruncationAgreement", "truncated_bptt_agreement"],
 }
 
 __all__ = [

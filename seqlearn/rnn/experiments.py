@@ -8,7 +8,9 @@ returns its best validation MSE relative to the memoryless baseline
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -17,7 +19,7 @@ from ..validation import integer
 from .model import SequenceRNN
 from .train import fit_task
 
-__all__ = ["AddingCliff", "adding_cliff"]
+__all__ = ["AddingCliff", "adding_cliff", "TruncationAgreement", "truncated_bptt_agreement"]
 
 
 @dataclass(frozen=True)
@@ -84,3 +86,70 @@ def adding_cliff(
         )  # fmt: skip
         relative[i, j] = min(history.val_loss) / adding_baseline_mse(T)
     return AddingCliff(lengths, seeds, relative)
+
+
+@dataclass(frozen=True)
+class TruncationAgreement:
+    """Agreement accuracy of language models trained with truncated BPTT, per seed, ``k`` and distance."""
+
+    ks: tuple[int, ...]
+    seeds: tuple[int, ...]
+    distances: tuple[int, ...]
+    accuracy: np.ndarray  # (len(seeds), len(ks), len(distances))
+
+    def median(self) -> np.ndarray:
+        """The median over seeds, shape ``(len(ks), len(distances))``."""
+        return np.median(self.accuracy, axis=0)
+
+    def at(self, k: int, distance: int) -> np.ndarray:
+        """The accuracy of every seed for truncation length ``k`` at subject-verb ``distance``."""
+        return self.accuracy[:, self.ks.index(k), self.distances.index(distance)]
+
+
+def truncated_bptt_agreement(
+    train_stream,
+    vocab,
+    ks,
+    seeds=(0, 1),
+    *,
+    distances=(1, 2, 4, 8, 16),
+    n_per_distance: int = 100,
+    embedding_dim: int = 32,
+    hidden_size: int = 64,
+    epochs: int = 2,
+    batch_size: int = 32,
+    lr: float = 3e-3,
+    device=None,
+) -> TruncationAgreement:
+    r"""Train an :class:`~seqlearn.rnn.model.RNNLM` with truncated BPTT for each :math:`k` and seed; score agreement.
+
+    Each model reads ``train_stream`` as :func:`~seqlearn.rnn.train.train_rnn_lm` does with
+    ``bptt=k``: ``batch_size`` parallel rows, chunks of :math:`k` steps in order, the state
+    carried from chunk to chunk and detached at every boundary, so no gradient reaches back
+    more than :math:`k` steps. It is then scored on the toy language's agreement examples
+    (:func:`seqlearn.data.synthetic.agreement_examples`, ``n_per_distance`` at each distance,
+    seed 0) with :func:`seqlearn.lm.agreement_scorer`. Seed :math:`s` seeds the model.
+    """
+    from ..data.synthetic import agreement_accuracy, agreement_examples
+    from ..lm import agreement_scorer
+    from .model import RNNLM
+    from .train import train_rnn_lm
+
+    ks = tuple(integer(k, "k", low=1) for k in ks)
+    seeds = tuple(integer(s, "seed", low=0) for s in seeds)
+    distances = tuple(integer(d, "distance", low=0) for d in distances)
+    if not ks or not seeds or not distances:
+        raise ValueError("truncated_bptt_agreement needs at least one k, one seed and one distance")
+    examples = agreement_examples(distances, n_per_distance=n_per_distance, seed=0)
+    accuracy = np.empty((len(seeds), len(ks), len(distances)))
+    for i, s in enumerate(seeds):
+        for j, k in enumerate(ks):
+            lm = RNNLM(len(vocab), embedding_dim=embedding_dim, hidden_size=hidden_size, init="orthogonal", seed=s)
+            train_rnn_lm(
+                lm, train_stream, None, lr=lr, epochs=epochs, batch_size=batch_size, bptt=k,
+                device=device, seed=s, progress=False,
+            )  # fmt: skip
+            score = cast(Callable[[Sequence[str], Sequence[str]], Sequence[float]], agreement_scorer(lm, vocab))
+            by_distance = agreement_accuracy(score, examples)
+            accuracy[i, j] = [by_distance[d] for d in distances]
+    return TruncationAgreement(ks, seeds, distances, accuracy)
