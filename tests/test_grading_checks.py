@@ -232,3 +232,34 @@ def test_returning_the_callers_array_fails_where_new_arrays_are_asked_for():
         check.check(same)
     check.check(lambda x, factor: x * factor)
     _scale_check(fixed_cases=(Case({"x": np.ones(2), "factor": 1}),), n_visible=0).check(same)
+
+
+# ----------------------------------------------------------------------------- visible cases cover every branch
+
+
+def _all_checks():
+    from seqlearn.grading import ASSIGNMENTS
+
+    return {name: check for module in ASSIGNMENTS.values() for name, check in module.CHECKS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in _all_checks().items() if c.branch is not None))
+def test_visible_cases_take_every_branch_the_hidden_ones_take(name):
+    check = _all_checks()[name]
+    visible = {check.branch(case) for case in check.cases()}
+    hidden = {check.branch(case) for case in check.cases(hidden=True, entropy=2026) for _ in [0]}
+    hidden |= {check.branch(check.random_case(rng)) for rng in hidden_rngs(500, entropy=7)}
+    assert hidden <= visible, f"{name}: hidden cases take {sorted(map(str, hidden - visible))}, visible never"
+
+
+def test_the_branches_the_issue_found_are_covered():
+    checks = _all_checks()
+    assert 4 in {checks["context_windows"].branch(c) for c in checks["context_windows"].cases()}
+    assert "tanh" in {checks["elman_forward"].branch(c) for c in checks["elman_forward"].cases()}
+
+
+def test_coverage_cases_are_the_same_on_every_run():
+    check = _all_checks()["context_windows"]
+    first, second = check.cases(), check.cases()
+    assert [c.inputs["n"] for c in first] == [c.inputs["n"] for c in second]
+    assert all(np.array_equal(a.inputs["stream"], b.inputs["stream"]) for a, b in zip(first, second))

@@ -648,3 +648,29 @@ def test_sealed_messages_name_dtype_mutation_and_aliasing(tmp_path):
         part = "elman_forward_tests" if result.student == "float32" else "clip_grad_norm_tests"
         assert list(failed) == [part], (result.student, failed)
         assert EXPECTED_PROBLEM[result.student] in failed[part], failed[part]
+
+
+# ----------------------------------------------------------------------------- nbgrader's "checksum changed"
+
+
+@pytest.mark.slow
+def test_autograde_warns_about_changed_cells_only_when_a_student_changed_one(tmp_path):
+    course = make_course(ROOT, tmp_path / "course", [ATTACKED])
+    run_nbgrader(course, "generate_assignment", ATTACKED, "--force")
+    (name,) = [p.name for p in (course / "solutions" / ATTACKED).glob("*.ipynb")]
+    blank = nbformat.read(course / "exercises" / ATTACKED / name, as_version=4)
+    _write(course, "honest", ATTACKED, blank)
+    tampered = nbformat.from_dict(blank)
+    (test_cell,) = [c for c in tampered.cells if _meta(c).get("grade_id") == "perplexity_tests"]
+    test_cell.source = "pass  # no test here"
+    _write(course, "tamperer", ATTACKED, tampered)
+    logs = {}
+    for student in ("honest", "tamperer"):
+        proc = run_nbgrader(course, "autograde", ATTACKED, "--force", "--student", student)
+        logs[student] = proc.stdout + proc.stderr
+    assert "has changed" not in logs["honest"], logs["honest"][-3000:]
+    changed = re.findall(r"Attribute 'checksum' for cell (\w+) has changed", logs["tamperer"])
+    assert changed == ["perplexity_tests"], logs["tamperer"][-3000:]
+    autograded = nbformat.read(course / "autograded" / "honest" / ATTACKED / name, as_version=4)
+    hidden = [c for c in autograded.cells if "BEGIN HIDDEN TESTS" in c.source]
+    assert len(hidden) == 6  # every test cell got its hidden tests back

@@ -63,7 +63,7 @@ import textwrap
 import traceback
 import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,9 @@ class Case:
 
 
 # ----------------------------------------------------------------------------- seeds
+
+COVERAGE_DRAWS = 400
+"""Seeded draws searched for the branches that a check's visible cases miss (see ``FunctionCheck.branch``)."""
 
 
 def visible_rngs(name: str, n: int) -> list[np.random.Generator]:
@@ -474,6 +477,11 @@ class FunctionCheck:
         Tolerances of :func:`compare`.
     new_arrays : bool
         The function must return new arrays: returning (a view of) an argument's array fails.
+    branch : callable, optional
+        ``branch(case) -> hashable``: which branch of the function a case takes (an order ``n``,
+        a nonlinearity). The visible cases then include a seeded case of every branch that
+        :data:`COVERAGE_DRAWS` draws of the generator reach, so hidden cases test no branch the
+        visible ones skip.
 
     Notes
     -----
@@ -492,12 +500,28 @@ class FunctionCheck:
     rtol: float = 1e-9
     atol: float = 1e-12
     new_arrays: bool = False
+    branch: Callable[[Case], Hashable] | None = None
 
     def cases(self, hidden: bool = False, entropy: int | None = None) -> list[Case]:
-        """The visible cases (fixed, then seeded random), or a fresh draw of hidden ones."""
+        """The visible cases (fixed, seeded random, then one per branch they miss), or a fresh draw of hidden ones."""
         if hidden:
             return [self.random_case(rng) for rng in hidden_rngs(self.n_hidden, entropy)]
-        return [*self.fixed_cases, *(self.random_case(rng) for rng in visible_rngs(self.name, self.n_visible))]
+        visible = [*self.fixed_cases, *(self.random_case(rng) for rng in visible_rngs(self.name, self.n_visible))]
+        return visible + self._coverage_cases(visible)
+
+    def _coverage_cases(self, visible: list[Case]) -> list[Case]:
+        """Seeded random cases of the branches (see ``branch``) that ``visible`` does not reach."""
+        if self.branch is None:
+            return []
+        seen = {self.branch(case) for case in visible}
+        extra = []
+        for rng in visible_rngs(f"{self.name} coverage", COVERAGE_DRAWS):
+            case = self.random_case(rng)
+            key = self.branch(case)
+            if key not in seen:
+                seen.add(key)
+                extra.append(case)
+        return extra
 
     def check(self, student: Callable, hidden: bool = False) -> None:
         """Grade ``student`` on the visible (or hidden) cases; raise :class:`CheckFailure` on the first failure.

@@ -43,7 +43,8 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
-from nbgrader.preprocessors import ClearHiddenTests
+from nbgrader.api import MissingEntry
+from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
 from traitlets import Bool, Unicode
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -52,6 +53,7 @@ from . import ASSIGNMENTS
 
 __all__ = [
     "HideHiddenTests",
+    "RestoreHiddenTests",
     "GradingReport",
     "SubmissionResult",
     "nbgrader_command",
@@ -117,6 +119,37 @@ class HideHiddenTests(ClearHiddenTests):
         """An error output reduced to ``ename: evalue`` (``ename`` alone unless it is the grader's)."""
         text = f"{output.ename}: {output.evalue}" if output.ename == self.trusted_error else output.ename
         return nbformat.v4.new_output("error", ename=output.ename, evalue="", traceback=[text])
+
+
+class RestoreHiddenTests(OverwriteCells):
+    """nbgrader's ``OverwriteCells`` for ``Autograde``, without a false "checksum changed" per test cell.
+
+    The gradebook keeps each locked cell as in the source notebook, hidden tests included, and
+    stock ``OverwriteCells`` compares the submitted cell with it: every test cell with hidden
+    tests of every honest submission "has changed" (the release lacks its hidden tests) and is
+    reported, which drowns real tampering. Here a submitted cell that is exactly the released
+    version of its source cell (the source with its hidden-test regions removed, as
+    ``generate_assignment`` makes it) gets its hidden tests back first; any other change is
+    reported and overwritten as before.
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id") if isinstance(cell.metadata, dict) else None
+        if grade_id is not None:
+            try:
+                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source = None
+            if source is not None and source.locked and cell.source == _released_source(source.source):
+                cell.source = source.source
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+def _released_source(source: str) -> str:
+    """``source`` as ``generate_assignment`` releases it: hidden-test regions removed."""
+    cell = nbformat.v4.new_code_cell(source)
+    ClearHiddenTests()._remove_hidden_test_region(cell)
+    return cell.source
 
 
 class WrapLongLines(Preprocessor):

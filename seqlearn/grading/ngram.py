@@ -85,6 +85,7 @@ COUNT_NGRAMS = FunctionCheck(
     hint="pad each sentence as <s> w_1 ... w_k </s>, count every window of n tokens as a tuple, "
     "skip the unigram ('<s>',), and return a collections.Counter",
     targeted_hint=_count_ngrams_hint,
+    branch=lambda case: case.inputs["n"],
 )
 
 

@@ -146,6 +146,7 @@ CONTEXT_WINDOWS = FunctionCheck(
     "the positions before the sentence's own <s> filled with <s> (id 1), so a window never reaches into the "
     "previous sentence; return (contexts, targets), integer arrays of shapes (T, n - 1) and (T,)",
     targeted_hint=_context_windows_hint,
+    branch=lambda case: case.inputs["n"],
 )
 
 

@@ -173,6 +173,7 @@ ELMAN_FORWARD = FunctionCheck(
     targeted_hint=_elman_hint,
     rtol=1e-7,
     atol=1e-10,
+    branch=lambda case: case.inputs.get("phi", "(default)"),
 )
 
 
@@ -287,6 +288,7 @@ BPTT_GRADIENTS = FunctionCheck(
     targeted_hint=_bptt_hint,
     rtol=1e-7,
     atol=1e-10,
+    branch=lambda case: case.inputs.get("phi", "(default)"),
 )
 
 
@@ -543,6 +545,7 @@ GRADIENT_REGIME = FunctionCheck(
     "'vanishing' if gamma * sigma_max < 1, 'may explode' if it is > 1, and 'boundary' if it equals 1 to a relative "
     "1e-12 (|gamma * sigma_max - 1| <= 1e-12)",
     targeted_hint=_regime_hint,
+    branch=lambda case: case.inputs.get("phi", "(default)"),
 )
 
 
