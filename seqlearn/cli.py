@@ -9,6 +9,7 @@
                                        solutions -> full marks, blank -> 0, delegating -> 0
     seqlearn grade ASSIGNMENT [--jobs N] [--course DIR]
                                        sealed grading of the collected submissions into the gradebook
+    seqlearn release DEST              a student repository: the course without its solutions
     seqlearn ngram estimate|perplexity n-gram language models in ARPA format
 """
 
@@ -168,6 +169,15 @@ def _grade(args) -> int:
     return 0
 
 
+def _release(args) -> int:
+    from seqlearn.notebooks import course_root
+    from seqlearn.release import write_student_repository
+
+    written = write_student_repository(course_root(args.root), args.dest)
+    print(f"wrote a student repository of {len(written)} files to {args.dest} (no solutions, no tests)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``seqlearn`` command."""
     from seqlearn.ngram.cli import add_subparser as add_ngram
@@ -199,7 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     gr.add_argument("--level", choices=["bwrap", "user", "rlimits"], help="isolation level (default: the strongest)")
     gr.set_defaults(func=_grade)
 
-    for p in (run, ex, cg):
+    rel = sub.add_parser("release", help="write a student repository: chapters, exercises, package; no solutions")
+    rel.add_argument("dest", help="a new (or empty) directory")
+    rel.set_defaults(func=_release)
+
+    for p in (run, ex, cg, rel):
         p.add_argument("--root", help="course directory (default: found from the current directory)")
     add_ngram(sub)
     return parser
