@@ -366,6 +366,8 @@ def test_failures_are_recorded_with_a_reason(attacked):
     assert "timed out" in reasons["count_ngrams_tests"]
     crashed = next(p.reason for nb in results["os_exit"].parts.values() for p in nb.values())
     assert "exited" in crashed or "killed" in crashed
+    raised = next(iter(results["stack_frame"].parts.values()))["count_ngrams_tests"].output
+    assert re.search(r"raised RuntimeError: \(the sealed grader does not show .*\) \(line 8 of count_ngrams\)", raised)
 
 
 @pytest.mark.slow

@@ -412,7 +412,8 @@ class _Raised:
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> _Raised:
-        return cls(type(exc).__name__, str(exc), _student_location(exc))
+        where = getattr(exc, "seqlearn_location", None)  # set by the sealed grader, which has no traceback
+        return cls(type(exc).__name__, str(exc), where if isinstance(where, str) else _student_location(exc))
 
     def describe(self, hidden: bool) -> str:
         where = f" ({self.location})" if self.location else ""
@@ -513,6 +514,9 @@ class FunctionCheck:
         """Seeded random cases of the branches (see ``branch``) that ``visible`` does not reach."""
         if self.branch is None:
             return []
+        cached = self.__dict__.get("_coverage")
+        if cached is not None:  # the draw is a pure function of the check: made once
+            return list(cached)
         seen = {self.branch(case) for case in visible}
         extra = []
         for rng in visible_rngs(f"{self.name} coverage", COVERAGE_DRAWS):
@@ -521,6 +525,7 @@ class FunctionCheck:
             if key not in seen:
                 seen.add(key)
                 extra.append(case)
+        object.__setattr__(self, "_coverage", tuple(extra))  # a cache, not a field: the dataclass is frozen
         return extra
 
     def check(self, student: Callable, hidden: bool = False) -> None:

@@ -592,9 +592,16 @@ def _student_exception(error: Any) -> Exception:
             f"seqlearn are not available to answers; {REFUSAL}. Write the computation yourself."
         )
     try:
-        return cls(message)
+        exc = cls(message)
     except Exception:
-        return Exception(message)
+        exc = Exception(message)
+    line, function = (error.get("line"), error.get("function")) if isinstance(error, dict) else (None, None)
+    if type(line) is int and 0 < line < 10**6 and isinstance(function, str) and _FUNCTION.fullmatch(function):
+        exc.seqlearn_location = f"line {line} of {function}"  # type: ignore[attr-defined]
+    return exc
+
+
+_FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}|<module>|<lambda>")
 
 
 class _Proxy:

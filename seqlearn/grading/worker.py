@@ -239,7 +239,19 @@ def _error(exc: BaseException) -> dict:
         message = str(exc)[:MESSAGE_CHARS]
     except BaseException:
         message = ""
-    return {"type": name if isinstance(name, str) else "Exception", "message": message}
+    error: dict = {"type": name if isinstance(name, str) else "Exception", "message": message}
+    where, tb = None, exc.__traceback__
+    while tb is not None:  # the innermost frame of the notebook's own code
+        if tb.tb_frame.f_code.co_filename.startswith(CELL_NAMES):
+            where = (tb.tb_lineno, tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    if where is not None:
+        error["line"], error["function"] = where
+    return error
+
+
+CELL_NAMES = ("<answer ", "<cell ", "<added cell")
+"""How the grader names the cells it sends (``compile``'s file name): the student's code is there."""
 
 
 class _ImportBlocker:
