@@ -676,3 +676,19 @@ def test_autograde_warns_about_changed_cells_only_when_a_student_changed_one(tmp
     autograded = nbformat.read(course / "autograded" / "honest" / ATTACKED / name, as_version=4)
     hidden = [c for c in autograded.cells if "BEGIN HIDDEN TESTS" in c.source]
     assert len(hidden) == 6  # every test cell got its hidden tests back
+
+
+@pytest.mark.slow
+def test_a_notebook_has_a_total_time_limit(attacked):
+    course = attacked["course"]
+    (path,) = sorted((course / "exercises" / ATTACKED).glob("*.ipynb"))
+    slow = nbformat.read(path, as_version=4)
+    slow.cells += [nbformat.v4.new_code_cell("import time\ntime.sleep(1.5)") for _ in range(4)]
+    _write(course, "slow_cells", ATTACKED, slow)
+    start = time.perf_counter()
+    _, (result,) = grade_assignment(
+        course, ATTACKED, jobs=1, students=["slow_cells"], limits=Limits(timeout=2, notebook_seconds=3), write=False
+    )
+    assert time.perf_counter() - start < 30
+    reasons = {p.reason for nb in result.parts.values() for p in nb.values()}
+    assert reasons == {"the notebook ran past its total time limit (3 s)"}, reasons

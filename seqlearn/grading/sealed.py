@@ -135,6 +135,7 @@ class Limits:
     file_bytes: int = 64 * 2**20
     open_files: int = 256
     processes: int = 64
+    notebook_seconds: float = 900.0  # wall clock of a whole notebook: its cells, tests and restarts
 
 
 # ----------------------------------------------------------------------------- the assignment
@@ -706,10 +707,18 @@ class _Session:
         self.found: dict[str, dict[str, str]] = {}
         self.starts = 0
         self.broken: str | None = None
+        self.end = time.monotonic() + limits.notebook_seconds
+
+    def deadline(self) -> float:
+        """The per-cell timeout from now, within the notebook's total time."""
+        return min(time.monotonic() + self.limits.timeout, self.end)
 
     def ensure(self) -> bool:
         """A worker with the program loaded; False (and ``broken`` says why) if that keeps failing."""
         while self.worker.proc is None and self.broken is None:
+            if time.monotonic() >= self.end:
+                self.broken = f"the notebook ran past its total time limit ({self.limits.notebook_seconds:g} s)"
+                break
             if self.starts >= self.MAX_STARTS:
                 self.broken = "the worker kept dying while running the notebook's cells"
                 break
@@ -724,7 +733,7 @@ class _Session:
                 if index in self.skip:
                     continue
                 try:
-                    deadline = time.monotonic() + self.limits.timeout
+                    deadline = self.deadline()
                     if op == "exec":
                         self.worker.request({"op": "exec", "name": label, "source": payload}, deadline)
                     else:
@@ -745,7 +754,7 @@ def _run_test(session: _Session, test: TestCell, checks: Mapping[str, FunctionCh
     if not session.ensure():
         return _failure(test, session.broken or "the worker is not available")
     found = session.found.get(test.grade_id, {})
-    deadline = time.monotonic() + session.limits.timeout
+    deadline = session.deadline()
     printed = io.StringIO()
     for exercise, name, hidden in test.calls:
         kind = found.get(name, "missing")
