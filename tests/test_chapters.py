@@ -5,7 +5,7 @@ shown as an image."""
 import pytest
 from offline_html import read_page
 
-from seqlearn.notebooks import chapter_paths, course_root, execute_notebook
+from seqlearn.notebooks import chapter_paths, course_root, execute_notebook, quotes
 
 CHAPTERS = chapter_paths(course_root(__file__))
 
@@ -30,6 +30,13 @@ def test_chapter_runs_within_binder_budget(path, monkeypatch, tmp_path):
     explorers = page.cells_calling("explorer")
     assert explorers, "no explorer cell found in the chapter's HTML page"
     assert all(cell.images for cell in explorers), "an explorer shows no image in the HTML page"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_chapter_quotes_its_numbers_from_the_run(path):
+    import nbformat
+
+    assert len(quotes(nbformat.read(path, as_version=4))) >= 10, "the prose quotes (almost) no computed number"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
