@@ -149,7 +149,7 @@ def _grade(args) -> int:
     import os
     from pathlib import Path
 
-    from seqlearn.grading.sealed import LEVELS, Limits, grade_assignment
+    from seqlearn.grading.sealed import LEVELS, Limits, detect_level, grade_assignment
 
     course = Path(args.course or os.getcwd())
     limits = Limits(timeout=args.timeout) if args.timeout else None
@@ -161,10 +161,10 @@ def _grade(args) -> int:
         line = f"  {result.student:<20} {result.score:g}/{result.max_score:g}  {result.seconds:.1f} s{lost}{problems}"
         print(line, flush=True)
 
-    level, results = grade_assignment(
-        course, args.assignment, jobs=args.jobs, level=args.level, limits=limits, progress=progress
-    )
-    print(f"isolation level: {level}: {LEVELS[level]}")
+    level = detect_level(args.level)
+    print(f"isolation level: {level}: {LEVELS[level]}", flush=True)
+    options = {"jobs": args.jobs, "level": level, "limits": limits, "progress": progress}
+    _, results = grade_assignment(course, args.assignment, **options)
     print(f"graded {len(results)} submission(s) of {args.assignment}; scores are in the gradebook", flush=True)
     return 0
 
