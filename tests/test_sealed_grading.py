@@ -136,6 +136,7 @@ def count_ngrams(sentences, n):
 """,
     "corrupted_metadata": None,  # built below: the blank release with broken nbgrader metadata
     "invalid_json": None,  # not a notebook at all
+    "oversized_notebook": None,  # 40 MB of metadata
     "os_exit": """
 import os
 def count_ngrams(sentences, n):
@@ -312,6 +313,8 @@ def attacked(tmp_path_factory):
             _write(course, attack, ATTACKED, _corrupted(blank))
         elif attack == "invalid_json":
             _write(course, attack, ATTACKED, '{"cells": [ not json')
+        elif attack == "oversized_notebook":
+            _write(course, attack, ATTACKED, '{"cells": [], "metadata": {"x": "' + "a" * 40_000_000 + '"}}')
         else:
             _write(course, attack, ATTACKED, _with_answer(blank, first, _fill(source, paths)))
     start = time.perf_counter()
@@ -362,6 +365,7 @@ def test_the_gradebook_holds_only_the_graders_scores(attacked):
 def test_failures_are_recorded_with_a_reason(attacked):
     results = attacked["results"]
     assert "could not be read" in results["invalid_json"].problems[0]
+    assert "larger than 32 MiB" in results["oversized_notebook"].problems[0]
     reasons = {g: p.reason for nb in results["uninterruptible_loop"].parts.values() for g, p in nb.items()}
     assert "timed out" in reasons["count_ngrams_tests"]
     crashed = next(p.reason for nb in results["os_exit"].parts.values() for p in nb.values())
@@ -449,6 +453,14 @@ def test_the_program_takes_locked_cells_from_the_release_and_never_tests():
     assert sources[-1].strip() == "added = 1"
     captures = [payload for op, _, payload in steps if op == "capture"]
     assert ["count_ngrams"] in captures and len(captures) == len(plan.tests)
+
+
+def test_cell_sources_as_lists_keep_only_their_strings():
+    (plan, *_) = load_assignment(ROOT, ATTACKED)
+    student = json.loads(json.dumps(plan.release))
+    student["cells"].append({"cell_type": "code", "metadata": {}, "source": ["a = 1\n", 7, None, "b = 2"]})
+    exec_sources = [payload for op, _, payload in build_program(plan, student) if op == "exec"]
+    assert exec_sources[-1].strip() == "a = 1\nb = 2"
 
 
 @pytest.mark.parametrize("bad", [[], {"cells": 3}, {"cells": [1]}, "text"])

@@ -117,6 +117,7 @@ _SEQLEARN_DIR = Path(__file__).resolve().parents[1]
 _SANDBOX_LIB = "/sealed"
 _SANDBOX_SCRATCH = "/scratch"
 _MAX_ANSWER = 96 * 2**20
+_MAX_NOTEBOOK = 32 * 2**20
 _SCRATCH_BYTES = 256 * 2**20
 _CHECK_PREFIX = "check_"
 
@@ -227,7 +228,9 @@ def load_assignment(course, assignment: str) -> list[NotebookPlan]:
 
 
 def _code(source) -> str:
-    text = source if isinstance(source, str) else "".join(source) if isinstance(source, list) else ""
+    text = source if isinstance(source, str) else ""
+    if isinstance(source, list):
+        text = "".join(line for line in source if isinstance(line, str))
     try:
         from IPython.core.inputtransformer2 import TransformerManager
 
@@ -785,10 +788,13 @@ def grade_submission(
     folder = Path(course) / "submitted" / student / assignment
     for plan in plans:
         try:
+            if (folder / plan.name).stat().st_size > _MAX_NOTEBOOK:
+                raise ValueError(f"larger than {_MAX_NOTEBOOK // 2**20} MiB")
             notebook = json.loads((folder / plan.name).read_text(encoding="utf-8"))
             steps = build_program(plan, notebook)
         except (OSError, ValueError, RecursionError) as exc:
-            reason = f"{plan.name} could not be read: {type(exc).__name__}"
+            detail = f" ({exc})" if str(exc).startswith("larger than") else ""
+            reason = f"{plan.name} could not be read: {type(exc).__name__}{detail}"
             result.problems.append(reason)
             result.parts[plan.name] = {t.grade_id: _failure(t, reason) for t in plan.tests}
             continue
@@ -936,6 +942,8 @@ def _output(text: str, failed: bool) -> nbformat.NotebookNode:
 def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, parts: Mapping[str, PartResult]):
     """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs."""
     try:
+        if submitted.stat().st_size > _MAX_NOTEBOOK:
+            raise ValueError("too large")
         notebook = nbformat.read(submitted, as_version=4)
         students = {_nbgrader(c).get("grade_id"): c for c in notebook.cells}
     except Exception:
