@@ -695,7 +695,7 @@ def test_a_notebook_has_a_total_time_limit(attacked):
     course = attacked["course"]
     (path,) = sorted((course / "exercises" / ATTACKED).glob("*.ipynb"))
     slow = nbformat.read(path, as_version=4)
-    slow.cells += [nbformat.v4.new_code_cell("import time\ntime.sleep(1.5)") for _ in range(4)]
+    slow.cells[0:0] = [nbformat.v4.new_code_cell("import time\ntime.sleep(1.5)") for _ in range(4)]
     _write(course, "slow_cells", ATTACKED, slow)
     start = time.perf_counter()
     _, (result,) = grade_assignment(
@@ -704,3 +704,19 @@ def test_a_notebook_has_a_total_time_limit(attacked):
     assert time.perf_counter() - start < 30
     reasons = {p.reason for nb in result.parts.values() for p in nb.values()}
     assert reasons == {"the notebook ran past its total time limit (3 s)"}, reasons
+
+
+@pytest.mark.slow
+def test_a_test_cell_sees_only_the_cells_above_it(attacked):
+    """As in nbgrader's kernel: a helper defined further down does not exist yet when the test runs."""
+    course = attacked["course"]
+    (path,) = sorted((course / "solutions" / ATTACKED).glob("*.ipynb"))
+    solution = nbformat.read(path, as_version=4)
+    (answer,) = [c.source for c in solution.cells if _meta(c).get("grade_id") == "count_ngrams"]
+    late = _with_answer(solution, "count_ngrams", "def count_ngrams(sentences, n):\n    return _helper(sentences, n)")
+    late.cells.append(nbformat.v4.new_code_cell(answer.replace("def count_ngrams(", "def _helper(")))
+    _write(course, "late_helper", ATTACKED, late)
+    _, (result,) = grade_assignment(course, ATTACKED, jobs=1, students=["late_helper"], limits=LIMITS, write=False)
+    parts = result.parts[path.name]
+    assert [g for g, p in parts.items() if p.failed] == ["count_ngrams_tests"]
+    assert "raised NameError" in parts["count_ngrams_tests"].output

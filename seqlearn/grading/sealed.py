@@ -8,7 +8,8 @@ grades every ``submitted/<student>/NN_slug/<notebook>.ipynb`` of an nbgrader cou
    student cannot change them), the student's answer cells (nbgrader ``solution`` cells,
    matched by ``grade_id``) and any code cells the student added, in notebook order. Test
    cells are never part of it: each one becomes a *capture* of the functions it tests at its
-   place in the notebook. Invalid JSON or a notebook that cannot be read scores 0, with the
+   place in the notebook, and is graded there, before the cells below it run (as in
+   nbgrader's kernel). Invalid JSON or a notebook that cannot be read scores 0, with the
    reason recorded; nothing else is affected.
 2. **The worker.** The program runs in a separate process (:mod:`seqlearn.grading.worker`,
    run as a script) in a fresh scratch directory, with a clean environment, its own session
@@ -699,7 +700,7 @@ def _failure(test: TestCell, reason: str, output: str | None = None) -> PartResu
 
 
 class _Session:
-    """A submission's notebook running in a worker, restarted (skipping the culprit cell) when it dies."""
+    """A submission's notebook running in a worker, step by step, restarted (skipping the culprit cell) when it dies."""
 
     MAX_STARTS = 4
 
@@ -709,6 +710,7 @@ class _Session:
         self.skip: set[int] = set()
         self.found: dict[str, dict[str, str]] = {}
         self.starts = 0
+        self.position = 0  # the next step the live worker has not run
         self.broken: str | None = None
         self.end = time.monotonic() + limits.notebook_seconds
 
@@ -716,37 +718,48 @@ class _Session:
         """The per-cell timeout from now, within the notebook's total time."""
         return min(time.monotonic() + self.limits.timeout, self.end)
 
-    def ensure(self) -> bool:
-        """A worker with the program loaded; False (and ``broken`` says why) if that keeps failing."""
-        while self.worker.proc is None and self.broken is None:
-            if time.monotonic() >= self.end:
-                self.broken = f"the notebook ran past its total time limit ({self.limits.notebook_seconds:g} s)"
+    def advance(self, upto: int) -> bool:
+        """Run the program's steps up to index ``upto`` in a live worker, as the notebook would reach it.
+
+        A worker that died is restarted and the steps replayed from the start, skipping a step that
+        killed one or ran past the timeout. False (and ``broken`` says why) when that keeps failing.
+        """
+        while self.broken is None:
+            if self.worker.proc is None and not self._restart():
                 break
-            if self.starts >= self.MAX_STARTS:
-                self.broken = "the worker kept dying while running the notebook's cells"
-                break
-            self.starts += 1
-            try:
-                self.worker.start()
-            except (WorkerLost, OSError) as exc:
-                self.worker.close()
-                self.broken = f"the worker could not start ({exc})"
-                break
-            for index, (op, label, payload) in enumerate(self.steps):
+            while self.position <= upto:
+                index, (op, label, payload) = self.position, self.steps[self.position]
+                self.position += 1
                 if index in self.skip:
                     continue
                 try:
-                    deadline = self.deadline()
                     if op == "exec":
-                        self.worker.request({"op": "exec", "name": label, "source": payload}, deadline)
+                        self.worker.request({"op": "exec", "name": label, "source": payload}, self.deadline())
                     else:
-                        answer = self.worker.request({"op": "capture", "key": label, "names": payload}, deadline)
-                        found = answer.get("found")
+                        request = {"op": "capture", "key": label, "names": payload}
+                        found = self.worker.request(request, self.deadline()).get("found")
                         self.found[label] = found if isinstance(found, dict) else {}
                 except WorkerLost:
                     self.skip.add(index)
                     self.worker.close()
                     break
+            else:
+                return True
+        return False
+
+    def _restart(self) -> bool:
+        if time.monotonic() >= self.end:
+            self.broken = f"the notebook ran past its total time limit ({self.limits.notebook_seconds:g} s)"
+        elif self.starts >= self.MAX_STARTS:
+            self.broken = "the worker kept dying while running the notebook's cells"
+        else:
+            self.starts += 1
+            self.position = 0
+            try:
+                self.worker.start()
+            except (WorkerLost, OSError) as exc:
+                self.worker.close()
+                self.broken = f"the worker could not start ({exc})"
         return self.broken is None
 
     def close(self) -> None:
@@ -754,7 +767,9 @@ class _Session:
 
 
 def _run_test(session: _Session, test: TestCell, checks: Mapping[str, FunctionCheck]) -> PartResult:
-    if not session.ensure():
+    """Grade one test cell where it stands in the notebook: after the cells above it, before those below."""
+    (position,) = [i for i, (op, label, _) in enumerate(session.steps) if op == "capture" and label == test.grade_id]
+    if not session.advance(position):
         return _failure(test, session.broken or "the worker is not available")
     found = session.found.get(test.grade_id, {})
     deadline = session.deadline()
