@@ -376,9 +376,13 @@ def _bwrap_command(runtime: Runtime, scratch: Path) -> list[str]:
     command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if os.geteuid() != 0:
         command.append("--unshare-user")
+    sized = _bwrap_sizes()  # scratch space in memory, of bounded size: no filling the grader's disk
+    # /tmp first: a later mount would hide an interpreter or venv that lives under /tmp
+    command += ["--perms", "1777", "--size", str(_SCRATCH_BYTES // 4)] if sized else []
+    command += ["--tmpfs", "/tmp"]
     prefixes = list(dict.fromkeys([sys.base_prefix, sys.prefix, *(_library_paths())]))
     # bwrap makes the parents of mount points mode 0700: readable ones are needed once the worker drops root
-    parents = {str(p) for path in prefixes for p in Path(path).parents if str(p) != "/"}
+    parents = {str(p) for path in prefixes for p in Path(path).parents if str(p) not in ("/", "/tmp")}
     for parent in sorted(parents, key=lambda p: p.count("/")):
         command += ["--perms", "0755", "--dir", parent]
     for path in binds:
@@ -386,11 +390,10 @@ def _bwrap_command(runtime: Runtime, scratch: Path) -> list[str]:
     for prefix in prefixes:
         command += ["--ro-bind", prefix, prefix]
     command += ["--ro-bind", str(runtime.lib), _SANDBOX_LIB, "--proc", "/proc", "--dev", "/dev"]
-    if _bwrap_sizes():  # scratch space in memory, of bounded size: no filling the grader's disk
+    if sized:
         command += ["--perms", "0777", "--size", str(_SCRATCH_BYTES), "--tmpfs", _SANDBOX_SCRATCH]
-        command += ["--perms", "1777", "--size", str(_SCRATCH_BYTES // 4), "--tmpfs", "/tmp"]
     else:
-        command += ["--bind", str(scratch), _SANDBOX_SCRATCH, "--tmpfs", "/tmp"]
+        command += ["--bind", str(scratch), _SANDBOX_SCRATCH]
     return [*command, "--chdir", _SANDBOX_SCRATCH, "--"]
 
 
