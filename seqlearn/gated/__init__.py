@@ -5,8 +5,10 @@ exactly the conventions of ``torch.nn`` (gate orders i, f, g, o and r, z, n; two
 GRU's reset gate applied to :math:`W_{hn} h + b_{hn}`), their gate values on request and the
 forget-bias initialisation (Jozefowicz et al. 2015); :mod:`~seqlearn.gated.layers` the
 multi-layer :class:`LSTM` and :class:`GRU` over them, which run the fused torch kernel (cuDNN
-on a GPU) when the cells are standard. Everything here is torch and loads on first use:
-importing ``seqlearn.gated`` does not import torch.
+on a GPU) when the cells are standard; :mod:`~seqlearn.gated.diagnostics` per-neuron gate
+statistics, the time scales :math:`\tau = -1/\log f` and the cell-state Jacobians
+:math:`\partial c_T / \partial c_{T-l}` (the constant error carousel). Everything here is
+torch and loads on first use: importing ``seqlearn.gated`` does not import torch.
 """
 
 from .._lazy import lazy_exports
@@ -14,8 +16,9 @@ from .._lazy import lazy_exports
 _LAZY = {
     "cells": ["LSTMGates", "GRUGates", "LSTMCell", "GRUCell", "init_forget_bias"],
     "layers": ["LSTM", "GRU"],
+    "diagnostics": ["GateStatistics", "gate_statistics", "time_scales", "cell_state_jacobians", "jacobian_norms"],
 }
 
-__all__ = [*_LAZY["cells"], *_LAZY["layers"]]
+__all__ = [*_LAZY["cells"], *_LAZY["layers"], *_LAZY["diagnostics"]]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
