@@ -5,8 +5,14 @@ import math
 import pytest
 import torch
 
-from seqlearn.gated import LSTM, LSTMCell
-from seqlearn.gated.diagnostics import cell_state_jacobians, gate_statistics, jacobian_norms, time_scales
+from seqlearn.gated import LSTM, GRUCell, LSTMCell
+from seqlearn.gated.diagnostics import (
+    cell_state_jacobians,
+    gate_statistics,
+    jacobian_norms,
+    state_jacobians,
+    time_scales,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -97,3 +103,37 @@ def test_bad_arguments():
         cell_state_jacobians(cell, x[None])
     with pytest.raises(TypeError, match="gate_terms"):
         cell_state_jacobians(cell, x, gate_terms=1)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_state_jacobians_equal_autograd_through_the_rollout(kind):
+    cell, x, h0, c0 = _setup(3)
+    if kind == "gru":
+        cell = GRUCell(3, 4, seed=3, dtype=F64)
+    state = (h0, c0) if kind == "lstm" else h0
+    J = state_jacobians(cell, x, state)
+    S = 8 if kind == "lstm" else 4
+    assert J.shape == (6, S, S) and torch.equal(J[0], torch.eye(S, dtype=F64))
+    for lag in (1, 3, 5):  # J[l] = d s_T / d s_{T-l}, T = 6
+        s = 6 - lag
+        with torch.no_grad():
+            h, c = h0[None], c0[None]
+            for t in range(s):
+                if kind == "lstm":
+                    h, c = cell(x[t : t + 1], (h, c))
+                else:
+                    h = cell(x[t : t + 1], h)
+            start = torch.cat([h[0], c[0]]) if kind == "lstm" else h[0]
+
+        def rollout(v, s=s):
+            hh, cc = v[None, :4], v[None, 4:]
+            for t in range(s, 6):
+                if kind == "lstm":
+                    hh, cc = cell(x[t : t + 1], (hh, cc))
+                else:
+                    hh = cell(x[t : t + 1], hh)
+            return torch.cat([hh[0], cc[0]]) if kind == "lstm" else hh[0]
+
+        direct = torch.autograd.functional.jacobian(rollout, start)
+        assert (J[lag] - direct).abs().max() < 1e-12
+    assert jacobian_norms(J).shape == (6,)

@@ -16,7 +16,14 @@ from .._lazy import lazy_exports
 _LAZY = {
     "cells": ["LSTMGates", "GRUGates", "LSTMCell", "GRUCell", "init_forget_bias"],
     "layers": ["LSTM", "GRU"],
-    "diagnostics": ["GateStatistics", "gate_statistics", "time_scales", "cell_state_jacobians", "jacobian_norms"],
+    "diagnostics": [
+        "GateStatistics",
+        "gate_statistics",
+        "time_scales",
+        "cell_state_jacobians",
+        "state_jacobians",
+        "jacobian_norms",
+    ],
 }
 
 __all__ = [*_LAZY["cells"], *_LAZY["layers"], *_LAZY["diagnostics"]]

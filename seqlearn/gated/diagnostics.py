@@ -30,9 +30,16 @@ from dataclasses import dataclass
 import torch
 
 from ..validation import flag
-from .cells import LSTMCell, check_input, check_state
+from .cells import GRUCell, LSTMCell, check_input, check_state
 
-__all__ = ["GateStatistics", "gate_statistics", "time_scales", "cell_state_jacobians", "jacobian_norms"]
+__all__ = [
+    "GateStatistics",
+    "gate_statistics",
+    "time_scales",
+    "cell_state_jacobians",
+    "state_jacobians",
+    "jacobian_norms",
+]
 
 
 @dataclass(frozen=True)
@@ -149,3 +156,46 @@ def jacobian_norms(jacobians: torch.Tensor) -> torch.Tensor:
     if not isinstance(jacobians, torch.Tensor) or jacobians.ndim != 3:
         raise TypeError("jacobians must be a torch.Tensor of shape (L, H, H)")
     return torch.linalg.matrix_norm(jacobians, ord=2)
+
+
+def state_jacobians(cell: LSTMCell | GRUCell, x: torch.Tensor, state=None) -> torch.Tensor:
+    r""":math:`\partial s_T / \partial s_{T-l}` of the whole state for lags :math:`l = 0..T-1`, one sequence.
+
+    :math:`s = (h, c)` stacked to :math:`2H` for an :class:`LSTMCell`, :math:`s = h` for a
+    :class:`GRUCell`; returns shape ``(T, S, S)``, :math:`S` = 2H or H. The product of the
+    step Jacobians :math:`\partial s_t / \partial s_{t-1}` (each by autograd), so its
+    norms (:func:`jacobian_norms`) are the gated counterpart of Chapter 3's
+    :math:`\lVert \partial h_T / \partial h_{T-l} \rVert_2`
+    (:func:`seqlearn.rnn.gradient_norm_vs_lag`). ``x`` is ``(T, D)``; ``state`` the initial
+    :math:`(h_0, c_0)` (LSTM) or :math:`h_0` (GRU), each ``(H,)``, zeros if ``None``.
+    """
+    if not isinstance(cell, (LSTMCell, GRUCell)):
+        raise TypeError(f"cell must be a seqlearn.gated LSTMCell or GRUCell, got {type(cell).__name__}")
+    x = check_input(x, cell.input_size, 2, cell.W_ih.dtype, "(T, D)")
+    H, T = cell.hidden_size, x.shape[0]
+    if T == 0:
+        raise ValueError("x must have at least one step")
+    lstm = isinstance(cell, LSTMCell)
+    if lstm:
+        h0, c0 = (None, None) if state is None else state
+        s = torch.cat([check_state(h0, "h0", (H,), x), check_state(c0, "c0", (H,), x)])
+    else:
+        s = check_state(state, "h0", (H,), x)
+
+    def step(s_prev: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
+        if lstm:
+            h, c = cell(x_t[None], (s_prev[None, :H], s_prev[None, H:]))
+            return torch.cat([h[0], c[0]])
+        return cell(x_t[None], s_prev[None])[0]
+
+    steps = []
+    s = s.detach()
+    for t in range(T):
+        steps.append(torch.autograd.functional.jacobian(lambda v, t=t: step(v, x[t].detach()), s))
+        with torch.no_grad():
+            s = step(s, x[t])
+    out, P = [], torch.eye(s.shape[0], dtype=x.dtype, device=x.device)
+    for J in reversed(steps):
+        out.append(P)
+        P = P @ J
+    return torch.stack(out)  # (T, S, S), index l = lag
