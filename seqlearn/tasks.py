@@ -15,6 +15,8 @@ an int seed) and returns NumPy arrays; :func:`to_torch` turns them into tensors 
 * :func:`agreement_task`: the subject's number (singular or plural) of a ToyEnglish
   sentence prefix, read at the position of the main verb, a distance :math:`d` after the
   head noun (sequence classification; chance accuracy 1/2, :func:`agreement_chance`).
+* :func:`mackey_glass`: the chaotic Mackey-Glass delay equation (:math:`\tau = 17`), the
+  echo state networks' prediction benchmark, with Jaeger's (2001) discretisation.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 
 from .data.synthetic import AgreementExample, agreement_examples
 from .data.vocab import Vocab
-from .validation import generator, int_array, integer
+from .validation import flag, generator, int_array, integer, real
 
 __all__ = [
     "adding_problem",
@@ -35,6 +37,7 @@ __all__ = [
     "copy_vocab_size",
     "agreement_task",
     "agreement_chance",
+    "mackey_glass",
     "one_hot",
     "to_torch",
 ]
@@ -216,6 +219,89 @@ def agreement_task(
 def agreement_chance() -> float:
     """Chance accuracy of the two-way agreement decision: 1/2 (log-loss :math:`\\log 2`)."""
     return 0.5
+
+
+# ----------------------------------------------------------------------------- Mackey-Glass
+
+
+def mackey_glass(
+    n_steps: int,
+    tau: float = 17,
+    *,
+    a: float = 0.2,
+    b: float = 0.1,
+    n: float = 10,
+    x0: float = 1.2,
+    delta: float = 0.1,
+    subsample: int = 10,
+    discard: int = 0,
+    squash: bool = False,
+) -> np.ndarray:
+    r"""The Mackey-Glass series :math:`\dot y = a\,y(t-\tau)/(1 + y(t-\tau)^n) - b\,y(t)`.
+
+    Jaeger's (2001, GMD Report 148) discretisation: Euler steps of :math:`\delta = 0.1`,
+
+    .. math:: y_{k+1} = y_k + \delta \Big(\frac{a\, y_{k-D}}{1 + y_{k-D}^n} - b\, y_k\Big),
+        \qquad D = \operatorname{round}(\tau/\delta),
+
+    from the constant history :math:`y_{-D..0} = x_0`, then every ``subsample`` = 10-th value
+    kept (one output step = one time unit). The defaults (:math:`\tau = 17, a = 0.2, b = 0.1,
+    n = 10`) give the mildly chaotic series, mean :math:`\approx 0.93`, variance
+    :math:`\approx 0.051`, range :math:`\approx [0.41, 1.32]`.
+
+    Parameters
+    ----------
+    n_steps : int
+        Output samples, ``>= 1``.
+    tau : float
+        Delay, ``> 0`` (chaotic above about 16.8).
+    a, b, n, x0 : float
+        Equation constants and the initial history, all ``> 0``.
+    delta : float
+        Euler step, ``> 0`` and at most ``tau``.
+    subsample : int
+        Keep one Euler step in ``subsample``, ``>= 1``.
+    discard : int
+        Output samples dropped first (the transient from the constant history), ``>= 0``.
+    squash : bool
+        Return :math:`\tanh(y - 1)` (Jaeger's map into :math:`(-1, 1)`; invert with
+        :math:`\operatorname{arctanh}(\cdot) + 1`).
+
+    Returns
+    -------
+    numpy.ndarray, float64, shape ``(n_steps,)``
+
+    Vectorised over blocks of :math:`D` Euler steps: within a block the delayed terms are
+    known, and :math:`y_{k+j} = c^j y_k + \sum_{i<j} c^{j-1-i} g_i` with :math:`c = 1 - \delta b`.
+    """
+    N = integer(n_steps, "n_steps", low=1)
+    tau = real(tau, "tau", low=0.0, low_open=True)
+    a = real(a, "a", low=0.0, low_open=True)
+    b = real(b, "b", low=0.0, low_open=True)
+    n = real(n, "n", low=0.0, low_open=True)
+    x0 = real(x0, "x0", low=0.0, low_open=True)
+    delta = real(delta, "delta", low=0.0, high=tau, low_open=True)
+    sub = integer(subsample, "subsample", low=1)
+    skip = integer(discard, "discard", low=0)
+    squash = flag(squash, "squash")
+    if delta * b >= 1.0:
+        raise ValueError(f"delta * b must be < 1 for a stable Euler step, got {delta * b:g}")
+    D = max(1, round(tau / delta))
+    total = (N + skip) * sub  # Euler steps after the initial value
+    y = np.empty(D + 1 + total)
+    y[: D + 1] = x0  # y_{-D} .. y_0
+    c = 1.0 - delta * b
+    powers = c ** np.arange(1, D + 1)  # c^1 .. c^D
+    k = D  # index of y_0
+    while k < D + total:
+        L = min(D, D + total - k)
+        lagged = y[k - D : k - D + L]
+        g = delta * a * lagged / (1.0 + lagged**n)  # (L,) forcing of steps k .. k+L-1
+        acc = np.cumsum(g / powers[:L])  # sum_{i<=j-1} c^{-(i+1)} g_i
+        y[k + 1 : k + 1 + L] = powers[:L] * (y[k] + acc)
+        k += L
+    out = y[D + sub : D + 1 + total : sub][skip:]
+    return np.tanh(out - 1.0) if squash else out
 
 
 # ----------------------------------------------------------------------------- torch

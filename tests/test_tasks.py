@@ -14,6 +14,7 @@ from seqlearn.tasks import (
     copy_baseline_loss,
     copy_task,
     copy_vocab_size,
+    mackey_glass,
     one_hot,
     to_torch,
 )
@@ -99,3 +100,45 @@ def test_one_hot_and_to_torch():
         one_hot(oh, 3)
     x, y = to_torch(*adding_problem(3, 4, rng=0), device="cpu")
     assert x.dtype == torch.float32 and x.shape == (3, 4, 2) and y.shape == (3,)
+
+
+def _mackey_glass_plain(n_steps, tau=17.0, delta=0.1, subsample=10, x0=1.2):
+    """The same Euler scheme written as a plain loop over Python floats."""
+    D = round(tau / delta)
+    y = [x0] * (D + 1)
+    for _ in range(n_steps * subsample):
+        lagged = y[-1 - D]
+        y.append(y[-1] + delta * (0.2 * lagged / (1 + lagged**10) - 0.1 * y[-1]))
+    return np.array(y[D + subsample :: subsample])
+
+
+def test_mackey_glass_equals_the_plain_euler_loop():
+    np.testing.assert_allclose(mackey_glass(300), _mackey_glass_plain(300), rtol=0, atol=1e-11)
+    np.testing.assert_allclose(
+        mackey_glass(50, tau=30, subsample=3), _mackey_glass_plain(50, 30.0, subsample=3), atol=1e-11
+    )
+    np.testing.assert_allclose(mackey_glass(40, discard=10), _mackey_glass_plain(50)[10:], atol=1e-11)
+    np.testing.assert_allclose(mackey_glass(40, squash=True), np.tanh(_mackey_glass_plain(40) - 1), atol=1e-11)
+
+
+def test_mackey_glass_tau17_statistics_match_the_literature_series():
+    y = mackey_glass(10_000)  # Lukosevicius's MackeyGlass_t17.txt: mean 0.9293, var 0.0510, [0.412, 1.322]
+    assert y.shape == (10_000,) and y.dtype == np.float64
+    assert y.mean() == pytest.approx(0.9293, abs=0.002)
+    assert y.var() == pytest.approx(0.0510, abs=0.001)
+    assert y.min() == pytest.approx(0.412, abs=0.002) and y.max() == pytest.approx(1.322, abs=0.002)
+    lag1 = np.corrcoef(y[:-1], y[1:])[0, 1]
+    assert lag1 > 0.95  # smooth at one time unit per step
+
+
+def test_mackey_glass_checks_its_arguments():
+    with pytest.raises(ValueError, match="n_steps"):
+        mackey_glass(0)
+    with pytest.raises(TypeError, match="subsample"):
+        mackey_glass(10, subsample=1.5)
+    with pytest.raises(ValueError, match="tau"):
+        mackey_glass(10, tau=-1)
+    with pytest.raises(ValueError, match="delta"):
+        mackey_glass(10, delta=20.0)
+    with pytest.raises(TypeError, match="squash"):
+        mackey_glass(10, squash=1)

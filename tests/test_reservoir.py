@@ -1,0 +1,197 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from seqlearn.reservoir import (
+    EchoStateNetwork,
+    IllConditionedWarning,
+    echo_state_distance,
+    memory_capacity,
+    nrmse,
+    ridge_readout,
+    spectral_radius,
+)
+from seqlearn.tasks import mackey_glass
+
+
+def _orthogonal(N, seed=0):
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((N, N)))
+    return Q
+
+
+def test_leaky_update_equals_a_plain_loop_and_streams():
+    esn = EchoStateNetwork(2, 7, spectral_radius=0.8, leak_rate=0.3, bias_scaling=0.4, density=0.5, seed=1)
+    u = np.random.default_rng(2).normal(size=(3, 12, 2))
+    states, last = esn.run(u)
+    for b in range(3):
+        x = np.zeros(7)
+        for t in range(12):
+            x = 0.7 * x + 0.3 * np.tanh(esn.W_in @ u[b, t] + esn.W @ x + esn.b)
+            np.testing.assert_allclose(states[b, t], x, rtol=1e-13, atol=1e-14)
+    np.testing.assert_array_equal(last, states[:, -1])
+    first, mid = esn.run(u[0, :5])
+    rest, _ = esn.run(u[0, 5:], x0=mid)  # streaming in chunks equals one run
+    np.testing.assert_allclose(np.concatenate([first, rest]), states[0], rtol=1e-13)
+
+
+@pytest.mark.parametrize("N", [30, 600])  # dense eigvals and ARPACK
+def test_spectral_radius_of_the_scaled_reservoir_is_the_target(N):
+    esn = EchoStateNetwork(1, N, spectral_radius=1.25, density=0.1, seed=3)
+    assert np.abs(np.linalg.eigvals(esn.W)).max() == pytest.approx(1.25, rel=1e-8)
+    assert spectral_radius(esn.W) == pytest.approx(1.25, rel=1e-8)
+    assert (esn.W != 0).mean() == pytest.approx(0.1, abs=0.03)
+
+
+def test_same_seed_same_network_and_no_global_rng():
+    np.random.seed(0)  # noqa: NPY002
+    a = EchoStateNetwork(1, 20, seed=5)
+    np.random.seed(1)  # noqa: NPY002
+    b = EchoStateNetwork(1, 20, seed=5)
+    np.testing.assert_array_equal(a.W, b.W)
+    np.testing.assert_array_equal(a.W_in, b.W_in)
+    assert not np.array_equal(a.W, EchoStateNetwork(1, 20, seed=6).W)
+
+
+def test_ridge_readout_equals_the_naive_closed_form():
+    rng = np.random.default_rng(0)
+    Z, Y = rng.normal(size=(15, 4)), rng.normal(size=(15, 2))
+    for lam in (0.0, 1e-3, 2.5):
+        naive = np.linalg.inv(Z.T @ Z + lam * np.eye(4)) @ Z.T @ Y
+        np.testing.assert_allclose(ridge_readout(Z, Y, lam), naive, rtol=1e-10, atol=1e-12)
+
+
+def test_fit_is_the_ridge_solution_on_post_washout_features():
+    rng = np.random.default_rng(1)
+    esn = EchoStateNetwork(1, 6, spectral_radius=0.9, ridge=1e-2, washout=5, density=1.0, seed=0)
+    u, y = rng.normal(size=(2, 30, 1)), rng.normal(size=(2, 30, 1))
+    esn.fit(u, y)
+    X, _ = esn.run(u)
+    Z = np.concatenate([np.ones((2, 30, 1)), u, X], axis=-1)[:, 5:].reshape(-1, 8)
+    naive = np.linalg.inv(Z.T @ Z + 1e-2 * np.eye(8)) @ Z.T @ y[:, 5:].reshape(-1, 1)
+    np.testing.assert_allclose(esn.W_out_, naive.T, rtol=1e-8, atol=1e-10)
+    pred = esn.predict(u)
+    assert pred.shape == (2, 30, 1)
+    np.testing.assert_allclose(pred[:, 5:].reshape(-1, 1), Z @ naive, rtol=1e-8, atol=1e-10)
+
+
+def test_mackey_glass_one_step_and_free_run():
+    y = mackey_glass(3600, discard=100, squash=True)
+    u, target = y[:-1], y[1:]
+    esn = EchoStateNetwork(
+        1, 300, spectral_radius=1.25, leak_rate=0.3, input_scaling=0.5, bias_scaling=0.5, density=1.0, seed=0
+    )
+    esn.fit(u[:2600], target[:2600])
+    pred = esn.predict(u[2600:], x0=esn.last_state_[0])
+    err, persistence = nrmse(target[2600:], pred), nrmse(target[2600:], u[2600:])
+    assert err < 3e-3 and err < 0.1 * persistence  # measured 7.8e-4 with 3000 training steps
+    free = esn.generate(84, u[:2601])
+    assert free.shape == (84,)
+    assert nrmse(target[2600:2684], free) < 0.1  # measured ~6e-3
+
+
+def test_generate_teacher_forced_start_equals_predict():
+    y = mackey_glass(600, discard=100, squash=True)
+    esn = EchoStateNetwork(1, 50, spectral_radius=1.1, leak_rate=0.5, seed=2).fit(y[:-1], y[1:])
+    assert esn.generate(1, y[:400])[0] == pytest.approx(esn.predict(y[:400])[-1], rel=1e-12)
+
+
+def test_echo_state_property_contraction_and_its_failure():
+    rng = np.random.default_rng(0)
+    W = 0.9 * _orthogonal(40)  # sigma_max = 0.9 < 1: a contraction for any input
+    esn = EchoStateNetwork(1, 40, spectral_radius=None, W=W, leak_rate=0.5, seed=1)
+    d = echo_state_distance(esn, rng.uniform(-1, 1, 500), seed=2)
+    assert d.shape == (501,) and d[0] > 1 and d[-1] < 1e-8
+    assert (np.diff(d) <= 1e-12).all()
+    big = EchoStateNetwork(1, 40, spectral_radius=1.5, bias_scaling=0.0, seed=1)
+    states, _ = big.run(np.zeros(300), x0=np.full(40, 0.5))
+    assert np.linalg.norm(states[-1]) > 0.1  # zero input, rho > 1: the state does not collapse to 0
+
+
+def _mc(N, activation, scale, T=6000):
+    esn = EchoStateNetwork(
+        1,
+        N,
+        spectral_radius=None,
+        W=0.9 * _orthogonal(N),
+        input_scaling=scale,
+        bias_scaling=0.0,
+        activation=activation,
+        seed=1,
+    )
+    u = np.random.default_rng(2).uniform(-0.5, 0.5, T + 1000)
+    X, _ = esn.run(u)
+    return memory_capacity(X[1000:], u[1000:], 2 * N)
+
+
+def test_memory_capacity_of_a_linear_reservoir_approaches_N_and_tanh_loses_it():
+    N = 30
+    mc, mc_k = _mc(N, "identity", 0.1)
+    assert 0.9 * N <= mc <= N + 0.5 and mc_k.shape == (2 * N,)
+    assert mc_k[0] > 0.99 and (mc_k >= 0).all() and (mc_k <= 1).all()
+    assert _mc(N, "tanh", 1.0)[0] < 0.7 * N
+
+
+def test_memory_capacity_of_a_perfect_delay_line():
+    u = np.random.default_rng(0).uniform(-1, 1, 3000)
+    X = np.stack([np.roll(u, k) for k in range(5)], axis=1)  # x_t = (u_t, ..., u_{t-4})
+    mc, mc_k = memory_capacity(X, u, 8)
+    assert mc_k[:4] == pytest.approx(np.ones(4), abs=1e-12)
+    assert mc == pytest.approx(4.0, abs=0.05)
+
+
+def test_nrmse():
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    assert nrmse(y, y) == 0.0
+    assert nrmse(y, np.full(4, y.mean())) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="same shape"):
+        nrmse(y, y[:3])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"leak_rate": 0.0}, ValueError, "leak_rate"),
+        ({"leak_rate": 1.5}, ValueError, "leak_rate"),
+        ({"ridge": -1.0}, ValueError, "ridge"),
+        ({"hidden_size": 0}, ValueError, "hidden_size"),
+        ({"hidden_size": 2.0}, TypeError, "hidden_size"),
+        ({"spectral_radius": 0.0}, ValueError, "spectral_radius"),
+        ({"density": 0.0}, ValueError, "density"),
+        ({"input_scaling": -0.1}, ValueError, "input_scaling"),
+        ({"washout": -1}, ValueError, "washout"),
+        ({"activation": "relu"}, ValueError, "activation"),
+        ({"seed": "x"}, TypeError, "seed"),
+    ],
+)
+def test_impossible_hyperparameters(kwargs, error, match):
+    args = {"input_size": 1, "hidden_size": 5, **kwargs}
+    with pytest.raises(error, match=match):
+        EchoStateNetwork(**args)
+
+
+def test_usage_errors():
+    esn = EchoStateNetwork(1, 5, washout=10, density=1.0, seed=0)
+    with pytest.raises(ValueError, match="washout must be smaller than the sequence length 10"):
+        esn.fit(np.zeros(10), np.zeros(10))
+    with pytest.raises(RuntimeError, match="fit"):
+        esn.predict(np.zeros(10))
+    with pytest.raises(ValueError, match="features"):
+        esn.run(np.zeros((10, 2)))
+    with pytest.raises(ValueError, match="spectral radius 0"):
+        EchoStateNetwork(1, 1, density=1e-9, seed=0)
+    two = EchoStateNetwork(2, 5, washout=0, density=1.0, seed=0).fit(np.zeros((20, 2)) + 1e-3, np.ones((20, 1)))
+    with pytest.raises(ValueError, match="as many outputs as inputs"):
+        two.generate(3, np.zeros((4, 2)))
+
+
+def test_ill_conditioned_ridge_problem_warns():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(50, 1))
+    Z = np.concatenate([z, z, rng.normal(size=(50, 1))], axis=1)  # two equal columns
+    with pytest.warns(IllConditionedWarning, match="ridge"):
+        W = ridge_readout(Z, rng.normal(size=50), 0.0)
+    assert np.isfinite(W).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ridge_readout(Z, rng.normal(size=50), 1e-3)  # a ridge fixes it
