@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from seqlearn.gated import GRU, LSTM, GRUCell, LSTMCell, init_forget_bias
+from seqlearn.gated import GRU, LSTM, GRUCell, LSTMCell, LSTMGates, init_forget_bias
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -204,3 +204,26 @@ def test_bad_inputs_raise_clear_errors():
         LSTMCell.from_torch(nn.LSTM(3, 4, 2), layer=2)
     with pytest.raises(ValueError, match="bidirectional"):
         LSTM.from_torch(nn.LSTM(3, 4, bidirectional=True))
+
+
+class ConstantForgetCell(LSTMCell):
+    """A Chapter 5 style gate family: the forget gate fixed at 0.9."""
+
+    def gates(self, x, h):
+        q = super().gates(x, h)
+        return LSTMGates(i=q.i, f=torch.full_like(q.f, 0.9), g=q.g, o=q.o)
+
+
+class ConstantForgetLSTM(LSTM):
+    cell_type = ConstantForgetCell
+
+
+def test_a_cell_with_other_gates_runs_the_loop_and_its_gates():
+    layers = ConstantForgetLSTM(3, 4, num_layers=2, seed=0, dtype=F64)
+    assert isinstance(layers.cells[1], ConstantForgetCell) and not layers.uses_fast_path()
+    x = torch.randn(2, 5, 3, dtype=F64)
+    y, _, gates = layers(x, None, True)
+    assert all(torch.equal(q.f, torch.full_like(q.f, 0.9)) for q in gates[0])
+    _close(layers(x)[0], y, 1e-15)
+    plain = LSTM(3, 4, num_layers=2, seed=0, dtype=F64)
+    assert (plain(x)[0] - y).abs().max() > 1e-3

@@ -11,7 +11,9 @@ the state ``h`` (and ``c``) is ``(L, B, H)`` for :math:`L` layers.
 for, ``forward`` hands the cells' own parameters to the fused ``torch.nn.LSTM`` / ``nn.GRU``
 kernel (cuDNN on a GPU) through :func:`torch.func.functional_call`, so gradients reach the
 cells' parameters; otherwise it loops over the cells step by step. ``fast=False`` forces the
-loop; the tests check both paths agree.
+loop; the tests check both paths agree. A layer class for other gates (Chapter 5) subclasses
+:class:`LSTM` / :class:`GRU` with ``cell_type`` set to a cell subclass that overrides ``gates``;
+it always runs the loop.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ __all__ = ["LSTM", "GRU"]
 
 
 class _GatedLayers(nn.Module):
-    cell_type: type[LSTMCell] | type[GRUCell]
+    cell_type: type[LSTMCell] | type[GRUCell]  # a subclass may set its own (other gates)
+    standard_cell: type[LSTMCell] | type[GRUCell]  # the cell the fused torch kernel computes
     torch_type: Any  # nn.LSTM or nn.GRU
     has_cell_state: bool
 
@@ -88,7 +91,7 @@ class _GatedLayers(nn.Module):
 
     def uses_fast_path(self, return_gates: bool = False) -> bool:
         """Whether ``forward`` runs the fused torch kernel: ``fast``, plain cells, no gates asked for."""
-        return self.fast and not return_gates and all(type(c) is self.cell_type for c in self.cells)
+        return self.fast and not return_gates and all(type(c) is self.standard_cell for c in self.cells)
 
     def _torch_parameters(self) -> dict[str, torch.Tensor]:
         names = {"W_ih": "weight_ih", "W_hh": "weight_hh", "b_ih": "bias_ih", "b_hh": "bias_hh"}
@@ -150,7 +153,7 @@ class LSTM(_GatedLayers):
         ``W_ih`` ``(4H, D)`` for :math:`k = 0`, ``(4H, H)`` above.
     """
 
-    cell_type = LSTMCell
+    cell_type = standard_cell = LSTMCell
     torch_type = nn.LSTM
     has_cell_state = True
 
@@ -215,7 +218,7 @@ class GRU(_GatedLayers):
         ``W_ih`` ``(3H, D)`` for :math:`k = 0`, ``(3H, H)`` above.
     """
 
-    cell_type = GRUCell
+    cell_type = standard_cell = GRUCell
     torch_type = nn.GRU
     has_cell_state = False
 
