@@ -195,3 +195,12 @@ def test_ill_conditioned_ridge_problem_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ridge_readout(Z, rng.normal(size=50), 1e-3)  # a ridge fixes it
+
+
+def test_importing_the_package_loads_neither_scipy_nor_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, seqlearn.reservoir; print(sorted({'scipy', 'torch'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
