@@ -72,6 +72,8 @@ LIGHT = [
     "seqlearn.nlm",
     "seqlearn.rnn",
     "seqlearn.lm",
+    "seqlearn.gated",
+    "seqlearn.reservoir",
 ]
 HEAVY = ("scipy", "torch", "seqlearn.grading")
 
