@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass, field
 
+from ._files import replacing
 from .device import resolve_device
 from .validation import integer, real
 
@@ -114,16 +114,8 @@ def _train_epoch(model, loss_fn, optimizer, batches, device, clip_grad_norm, sch
 def _save_atomically(state: dict, path) -> None:
     import torch
 
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    os.close(fd)
-    try:
+    with replacing(path) as tmp:
         torch.save(state, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def fit(

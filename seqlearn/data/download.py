@@ -23,11 +23,9 @@ Sources of the checksums (all SHA-256):
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import http.client
 import os
-import tempfile
 import urllib.error
 import urllib.request
 import warnings
@@ -36,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from .._files import replacing
 from .vocab import read_text, tokenize
 
 __all__ = [
@@ -223,9 +222,8 @@ def _entry(name) -> RemoteFile:
 def _fetch_verified(entry: RemoteFile, url: str, path: Path, progress: bool) -> None:
     """Download ``url`` to a temporary file beside ``path``, verify it, then rename it to ``path``."""
     algorithm, expected = _parse_checksum(entry.checksum)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
+    with replacing(path) as tmp:
+        with open(tmp, "xb") as out:
             try:
                 fetch_url(url, out, progress=progress)
             except (OSError, http.client.HTTPException, ValueError) as err:
@@ -241,11 +239,6 @@ def _fetch_verified(entry: RemoteFile, url: str, path: Path, progress: bool) -> 
                 f"{algorithm}:{expected}, got {algorithm}:{got}. It was discarded; nothing was "
                 f"written to {path}"
             )
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def download(name, root=None, force: bool = False, progress: bool = True) -> Path:

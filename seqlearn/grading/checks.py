@@ -72,6 +72,7 @@ import numpy as np
 
 from ..guard import ReferenceCallError, student_code
 from ..validation import integer
+from .worker import input_arrays
 
 __all__ = [
     "Case",
@@ -629,23 +630,10 @@ def _changed(before: Any, after: Any) -> bool:
         return False
 
 
-def _arrays(x: Any, depth: int = 0) -> list[np.ndarray]:
-    """The numpy arrays in ``x`` (through lists, tuples and mappings)."""
-    if isinstance(x, np.ndarray):
-        return [x]
-    if depth > 20:
-        return []
-    if isinstance(x, Mapping):
-        return [a for v in x.values() for a in _arrays(v, depth + 1)]
-    if isinstance(x, (list, tuple)):
-        return [a for v in x for a in _arrays(v, depth + 1)]
-    return []
-
-
 def _shares_arrays(result: Any, argument: Any) -> bool:
     """Whether an array of ``result`` shares memory with an array of ``argument``."""
-    mine = _arrays(argument)
-    return any(np.shares_memory(a, b) for a in _arrays(result) for b in mine if a.size and b.size)
+    mine = input_arrays(argument)
+    return any(np.shares_memory(a, b) for a in input_arrays(result) for b in mine if a.size and b.size)
 
 
 def _error_problem(

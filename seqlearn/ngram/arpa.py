@@ -31,11 +31,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._files import replacing
 from ..data.vocab import read_text
 from .counts import NGramIndex
 
@@ -55,16 +55,8 @@ def _writing(file):
     if not isinstance(file, (str, os.PathLike)):
         yield file
         return
-    path = os.path.abspath(file)
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8") as f:  # "x": a new file, with the umask's permissions
-            yield f
-        os.replace(tmp, file)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with replacing(file) as tmp, open(tmp, "x", encoding="utf-8") as f:
+        yield f
 
 
 def _format(x: np.ndarray) -> list[str]:
