@@ -16,7 +16,12 @@ def test_the_file_appears_only_when_the_block_completes(tmp_path):
 def test_a_failure_leaves_the_old_file_and_nothing_else(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old")
-    with pytest.raises(RuntimeError, match="disk full"), replacing(target) as tmp:
-        tmp.write_text("half")
-        raise RuntimeError("disk full")
+
+    def write_half():
+        with replacing(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_half()
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
