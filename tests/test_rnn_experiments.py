@@ -42,23 +42,53 @@ def test_adding_cliff_table_matches_one_run_of_fit_task():
     from seqlearn.rnn import SequenceRNN, fit_task
     from seqlearn.tasks import adding_problem
 
-    cliff = rnn.adding_cliff([4, 6], seeds=(0, 1), n_train=64, n_val=32, hidden_size=4, epochs=2, device="cpu")
-    assert cliff.relative_mse.shape == (2, 2) and cliff.lengths == (4, 6) and cliff.seeds == (0, 1)
+    cliff = rnn.task_cliff("adding", [4, 6], seeds=(0, 1), n_train=64, n_val=32, hidden_size=4, epochs=2, device="cpu")
+    assert cliff.relative_loss.shape == (2, 2) and cliff.lengths == (4, 6) and cliff.seeds == (0, 1)
     x, y = adding_problem(64, 6, rng=1)
     xv, yv = adding_problem(32, 6, rng=10_001)
     model = SequenceRNN(2, 4, 1, seed=1)
     hist = fit_task(model, x, y, xv, yv, loss="mse", lr=1e-2, epochs=2, clip_grad_norm=1.0, device="cpu", seed=1)
-    assert cliff.relative_mse[1, 1] == pytest.approx(min(hist.val_loss) / adding_baseline_mse(), rel=1e-6)
+    assert cliff.relative_loss[1, 1] == pytest.approx(min(hist.val_loss) / adding_baseline_mse(), rel=1e-6)
     low, high = cliff.spread()
     assert np.all(low <= cliff.median()) and np.all(cliff.median() <= high)
     assert list(cliff.table()) == [4, 6] and len(cliff.table()[4]) == 2
 
 
-def test_adding_cliff_rejects_empty_input():
+def test_copy_cliff_runs_a_given_model_on_one_hot_copy_sequences():
+    import math
+
+    import torch
+
+    from seqlearn.rnn import fit_task
+    from seqlearn.tasks import copy_task
+
+    made = []
+
+    def make_model(seed):
+        made.append(seed)
+        return rnn.SequenceRNN(6, 5, 5, many_to_one=False, seed=seed)
+
+    cliff = rnn.task_cliff(
+        "copy", [3], seeds=(2,), make_model=make_model, n_train=32, n_val=16, epochs=1, copy_symbols=4, copy_k=2,
+        device="cpu",
+    )  # fmt: skip
+    assert made == [2] and cliff.task == "copy"
+    ids, y = copy_task(32, 3, 2, 4, rng=2)
+    ids_v, y_v = copy_task(16, 3, 2, 4, rng=10_002)
+    x, x_v = (torch.eye(6)[torch.as_tensor(i)] for i in (ids, ids_v))  # one-hot, (B, T + 2k, n + 2)
+    hist = fit_task(rnn.SequenceRNN(6, 5, 5, many_to_one=False, seed=2), x, y, x_v, y_v, loss="ce", epochs=1,
+                    device="cpu", seed=2)  # fmt: skip
+    baseline = 2 * math.log(4) / (3 + 2 * 2)
+    assert cliff.relative_loss[0, 0] == pytest.approx(min(hist.val_loss) / baseline, rel=1e-6)
+
+
+def test_task_cliff_rejects_empty_input_and_unknown_tasks():
     with pytest.raises(ValueError, match="at least one"):
-        rnn.adding_cliff([], seeds=(0,))
+        rnn.task_cliff("adding", [], seeds=(0,))
     with pytest.raises(ValueError, match="at least one"):
-        rnn.adding_cliff([5], seeds=())
+        rnn.task_cliff("adding", [5], seeds=())
+    with pytest.raises(ValueError, match="task"):
+        rnn.task_cliff("reverse", [5])
 
 
 def test_truncated_bptt_agreement_equals_one_model_trained_with_bptt_k():

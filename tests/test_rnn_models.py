@@ -189,7 +189,7 @@ def test_stream_batches_and_truncated_bptt():
     # chunks: the state flows on (forward) but no gradient crosses a chunk boundary
     loss_fn = TruncatedBPTTLoss()
     loss_fn(model, chunks[0])
-    assert loss_fn.h is not None and not loss_fn.h.requires_grad
+    assert loss_fn.state is not None and not loss_fn.state.requires_grad
     with pytest.raises(ValueError, match="k"):
         StreamBatches(stream, 2, k=0)
 

@@ -5,9 +5,12 @@ exactly the conventions of ``torch.nn`` (gate orders i, f, g, o and r, z, n; two
 GRU's reset gate applied to :math:`W_{hn} h + b_{hn}`), their gate values on request and the
 forget-bias initialisation (Jozefowicz et al. 2015); :mod:`~seqlearn.gated.layers` the
 multi-layer :class:`LSTM` and :class:`GRU` over them, which run the fused torch kernel (cuDNN
-on a GPU) when the cells are standard; :mod:`~seqlearn.gated.diagnostics` per-neuron gate
-statistics, the time scales :math:`\tau = -1/\log f` and the cell-state Jacobians
-:math:`\partial c_T / \partial c_{T-l}` (the constant error carousel). Everything here is
+on a GPU) when the cells are standard; :mod:`~seqlearn.gated.models` the language model
+:class:`GatedLM` and the task model :class:`SequenceGated` (Chapter 3's training and
+experiments run them); :mod:`~seqlearn.gated.diagnostics` per-neuron gate
+statistics, the time scales :math:`\tau = -1/\log f`, the cell-state Jacobians
+:math:`\partial c_T / \partial c_{T-l}` (the constant error carousel) and the output's
+gradient with respect to each input step of any trained model. Everything here is
 torch and loads on first use: importing ``seqlearn.gated`` does not import torch.
 """
 
@@ -16,6 +19,7 @@ from .._lazy import lazy_exports
 _LAZY = {
     "cells": ["LSTMGates", "GRUGates", "LSTMCell", "GRUCell", "init_forget_bias"],
     "layers": ["LSTM", "GRU"],
+    "models": ["CELLS", "gated_layer", "GatedLM", "SequenceGated"],
     "diagnostics": [
         "GateStatistics",
         "gate_statistics",
@@ -23,9 +27,10 @@ _LAZY = {
         "cell_state_jacobians",
         "state_jacobians",
         "jacobian_norms",
+        "input_gradient_norms",
     ],
 }
 
-__all__ = [*_LAZY["cells"], *_LAZY["layers"], *_LAZY["diagnostics"]]
+__all__ = [*_LAZY["cells"], *_LAZY["layers"], *_LAZY["models"], *_LAZY["diagnostics"]]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -39,6 +39,7 @@ __all__ = [
     "cell_state_jacobians",
     "state_jacobians",
     "jacobian_norms",
+    "input_gradient_norms",
 ]
 
 
@@ -199,3 +200,31 @@ def state_jacobians(cell: LSTMCell | GRUCell, x: torch.Tensor, state=None) -> to
         out.append(P)
         P = P @ J
     return torch.stack(out)  # (T, S, S), index l = lag
+
+
+def input_gradient_norms(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    r"""How strongly a trained many-to-one model's output depends on each input step: shape ``(T,)``.
+
+    For a model mapping ``x`` ``(B, T, D)`` to one number per sequence, :math:`\hat y_b`
+    (shape ``(B,)`` or ``(B, 1)``), the mean over the batch of
+    :math:`\lVert \partial \hat y_b / \partial x_{b,t} \rVert_2` for every step :math:`t`.
+    Read at lag :math:`l = T - t` it is, for any architecture (Elman, LSTM, GRU), the
+    gradient that reaches back :math:`l` steps from the output: what Chapter 3's
+    :math:`\lVert \partial h_T / \partial h_{T-l} \rVert` bounds. One backward pass of
+    :math:`\sum_b \hat y_b` (the sequences are independent), in evaluation mode.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(x, torch.Tensor) or x.ndim != 3 or not x.is_floating_point():
+        raise ValueError("x must be a floating tensor of shape (B, T, D)")
+    x = x.detach().clone().requires_grad_(True)
+    was_training = model.training
+    model.eval()
+    try:
+        y = model(x)
+    finally:
+        model.train(was_training)
+    if y.shape not in ((x.shape[0],), (x.shape[0], 1)):
+        raise ValueError(f"the model must give one number per sequence, shape (B,) or (B, 1); got {tuple(y.shape)}")
+    (grad,) = torch.autograd.grad(y.sum(), x)  # (B, T, D)
+    return grad.norm(dim=2).mean(0).detach()

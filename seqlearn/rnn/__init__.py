@@ -10,7 +10,7 @@ The torch side loads on first use (``seqlearn.rnn.RNNLM`` imports torch then):
 :mod:`~seqlearn.rnn.model` the Elman layer, the recurrent language models and the task
 model; :mod:`~seqlearn.rnn.data` their mini-batches (sentences, truncated-BPTT chunks, task
 tensors); :mod:`~seqlearn.rnn.train` their losses and training; :mod:`~seqlearn.rnn.experiments`
-the chapter's experiments over seeds and lengths (the adding-problem cliff, truncated BPTT and
+the chapter's experiments over seeds and lengths (the adding and copy cliffs, truncated BPTT and
 agreement). The language models are evaluated by :mod:`seqlearn.lm`, like every language model of the course. The torch
 models accept the NumPy reference's nonlinearities and ``"relu"``
 (:data:`~seqlearn.rnn.model.TORCH_NONLINEARITIES`).
@@ -56,7 +56,14 @@ _LAZY = {
     "model": ["TORCH_NONLINEARITIES", "INITS", "recurrent_init", "ElmanRNN", "RecurrentLM", "RNNLM", "SequenceRNN"],
     "data": ["SentenceBatches", "StreamBatches", "TensorBatches"],
     "train": ["rnn_lm_loss", "TruncatedBPTTLoss", "train_rnn_lm", "TASK_LOSSES", "fit_task"],
-    "experiments": ["AddingCliff", "adding_cliff", "TruncationAgreement", "truncated_bptt_agreement"],
+    "experiments": [
+        "CLIFF_TASKS",
+        "TaskCliff",
+        "task_cliff",
+        "task_data",
+        "TruncationAgreement",
+        "truncated_bptt_agreement",
+    ],
 }
 
 __all__ = [

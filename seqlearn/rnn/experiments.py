@@ -1,9 +1,12 @@
-r"""The chapter's experiments that loop over seeds and lengths, as tested functions.
+r"""The chapters' experiments that loop over seeds and lengths, as tested functions.
 
-:func:`adding_cliff` trains the same Elman network on the adding problem
-(:func:`seqlearn.tasks.adding_problem`) at several sequence lengths :math:`T` and seeds, and
-returns its best validation MSE relative to the memoryless baseline
-:math:`\operatorname{Var}(u_{t_1} + u_{t_2}) = 1/6` (always predicting the mean, 1).
+:func:`task_cliff` trains the same network on a synthetic task at several lengths :math:`T`
+and seeds and returns its best validation loss relative to the task's memoryless baseline:
+the adding problem (:func:`seqlearn.tasks.adding_problem`, baseline
+:math:`\operatorname{Var}(u_{t_1} + u_{t_2}) = 1/6`, always predicting the mean, 1) or the
+copy task (:func:`seqlearn.tasks.copy_task`, baseline :math:`k \log n / (T + 2k)`,
+:func:`seqlearn.tasks.copy_baseline_loss`). Chapter 3 runs it with the Elman network,
+Chapter 4 with LSTMs and GRUs (``make_model``).
 """
 
 from __future__ import annotations
@@ -13,79 +16,112 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+from torch import nn
 
-from ..tasks import adding_baseline_mse, adding_problem
-from ..validation import integer
+from ..tasks import adding_baseline_mse, adding_problem, copy_baseline_loss, copy_task, copy_vocab_size, one_hot
+from ..validation import choice, integer
 from .model import SequenceRNN
 from .train import fit_task
 
-__all__ = ["AddingCliff", "adding_cliff", "TruncationAgreement", "truncated_bptt_agreement"]
+__all__ = ["CLIFF_TASKS", "TaskCliff", "task_cliff", "task_data", "TruncationAgreement", "truncated_bptt_agreement"]
+
+CLIFF_TASKS = ("adding", "copy")
 
 
 @dataclass(frozen=True)
-class AddingCliff:
-    """Best validation MSE / baseline for each seed (rows) and sequence length (columns)."""
+class TaskCliff:
+    """Best validation loss / baseline for each seed (rows) and sequence length (columns)."""
 
+    task: str
     lengths: tuple[int, ...]
     seeds: tuple[int, ...]
-    relative_mse: np.ndarray  # (len(seeds), len(lengths))
+    relative_loss: np.ndarray  # (len(seeds), len(lengths))
 
     def median(self) -> np.ndarray:
         """The median over seeds, one value per length."""
-        return np.median(self.relative_mse, axis=0)
+        return np.median(self.relative_loss, axis=0)
 
     def spread(self) -> tuple[np.ndarray, np.ndarray]:
         """The smallest and largest value over seeds, per length."""
-        return self.relative_mse.min(axis=0), self.relative_mse.max(axis=0)
+        return self.relative_loss.min(axis=0), self.relative_loss.max(axis=0)
 
     def table(self) -> dict[int, list[float]]:
-        """``{T: [relative MSE of each seed]}``, rounded to 3 decimals."""
-        return {T: [round(float(v), 3) for v in self.relative_mse[:, j]] for j, T in enumerate(self.lengths)}
+        """``{T: [relative loss of each seed]}``, rounded to 3 decimals."""
+        return {T: [round(float(v), 3) for v in self.relative_loss[:, j]] for j, T in enumerate(self.lengths)}
 
 
-def adding_cliff(
+def task_data(task: str, n: int, T: int, seed: int, copy_symbols: int = 8, copy_k: int = 10):
+    r"""``(x, y, baseline)`` of ``n`` sequences of a cliff task at length :math:`T`, seeded by ``seed``.
+
+    ``"adding"``: ``x`` ``(n, T, 2)``, ``y`` ``(n,)``, baseline 1/6 (MSE). ``"copy"``: ``x``
+    the one-hot inputs ``(n, T + 2k, n_symbols + 2)``, ``y`` the target ids ``(n, T + 2k)``,
+    baseline :math:`k \log n / (T + 2k)` (cross-entropy per step, nats).
+    """
+    task = choice(task, "task", CLIFF_TASKS)
+    if task == "adding":
+        x, y = adding_problem(n, T, rng=seed)
+        return x, y, adding_baseline_mse(T)
+    ids, y = copy_task(n, T, copy_k, copy_symbols, rng=seed)
+    return one_hot(ids, copy_vocab_size(copy_symbols)), y, copy_baseline_loss(T, copy_k, copy_symbols)
+
+
+def task_cliff(
+    task,
     lengths,
     seeds=(0, 1, 2),
     *,
+    make_model: Callable[[int], nn.Module] | None = None,
     n_train: int = 4000,
     n_val: int = 1000,
     hidden_size: int = 32,
     nonlinearity: str = "tanh",
     init: str = "orthogonal",
     epochs: int = 8,
+    batch_size: int = 64,
     lr: float = 1e-2,
     clip_grad_norm: float | None = 1.0,
+    copy_symbols: int = 8,
+    copy_k: int = 10,
     device=None,
     progress: bool = False,
-) -> AddingCliff:
-    r"""Train a :class:`~seqlearn.rnn.model.SequenceRNN` on the adding problem at each length and seed.
+) -> TaskCliff:
+    r"""Train a network on ``task`` (``"adding"`` or ``"copy"``) at each length and seed.
 
-    For seed :math:`s` and length :math:`T`: training data ``adding_problem(n_train, T,
-    rng=s)``, validation data ``adding_problem(n_val, T, rng=10_000 + s)``, the model and the
-    mini-batch order seeded with :math:`s`; :func:`~seqlearn.rnn.train.fit_task` with Adam,
-    MSE, ``epochs`` passes and gradient clipping. The result is the lowest validation MSE over
-    the epochs divided by :func:`~seqlearn.tasks.adding_baseline_mse` (1/6): about 1 means the
-    network learned nothing beyond the mean, 0 that it solved the task.
+    For seed :math:`s` and length :math:`T`: training data from seed :math:`s`, validation
+    data from seed :math:`10000 + s` (:func:`task_data`); the model ``make_model(s)``, by
+    default an Elman :class:`~seqlearn.rnn.model.SequenceRNN` with ``hidden_size``,
+    ``nonlinearity`` and ``init`` (many-to-one for the adding problem, one output per step
+    for the copy task), seeded with :math:`s`; :func:`~seqlearn.rnn.train.fit_task` with Adam,
+    MSE (adding) or cross-entropy (copy), ``epochs`` passes, mini-batches of ``batch_size``
+    in an order seeded by :math:`s`, and gradient clipping. The result is the lowest
+    validation loss over the epochs divided by the memoryless baseline: about 1 means the
+    network learned nothing beyond it, 0 that it solved the task.
     """
+    task = choice(task, "task", CLIFF_TASKS)
     lengths = tuple(integer(T, "T", low=2) for T in lengths)
     seeds = tuple(integer(s, "seed", low=0) for s in seeds)
     if not lengths or not seeds:
-        raise ValueError("adding_cliff needs at least one length and one seed")
+        raise ValueError("task_cliff needs at least one length and one seed")
+    if make_model is None:
+        D, O = (2, 1) if task == "adding" else (copy_vocab_size(copy_symbols), copy_symbols + 1)
+
+        def make_model(s: int) -> SequenceRNN:
+            return SequenceRNN(D, hidden_size, O, task == "adding", nonlinearity, init, seed=s)
+
     from tqdm.auto import tqdm
 
     relative = np.empty((len(seeds), len(lengths)))
     cells = [(i, j) for i in range(len(seeds)) for j in range(len(lengths))]
-    for i, j in tqdm(cells, disable=not progress, desc="adding cliff", unit="run"):
+    for i, j in tqdm(cells, disable=not progress, desc=f"{task} cliff", unit="run"):
         s, T = seeds[i], lengths[j]
-        x_tr, y_tr = adding_problem(n_train, T, rng=s)
-        x_va, y_va = adding_problem(n_val, T, rng=10_000 + s)
-        model = SequenceRNN(2, hidden_size, 1, nonlinearity=nonlinearity, init=init, seed=s)
+        x_tr, y_tr, baseline = task_data(task, n_train, T, s, copy_symbols, copy_k)
+        x_va, y_va, _ = task_data(task, n_val, T, 10_000 + s, copy_symbols, copy_k)
         history = fit_task(
-            model, x_tr, y_tr, x_va, y_va, loss="mse", lr=lr, epochs=epochs,
-            clip_grad_norm=clip_grad_norm, device=device, seed=s,
+            make_model(s), x_tr, y_tr, x_va, y_va, loss="mse" if task == "adding" else "ce", lr=lr,
+            epochs=epochs, batch_size=batch_size, clip_grad_norm=clip_grad_norm, device=device, seed=s,
         )  # fmt: skip
-        relative[i, j] = min(history.val_loss) / adding_baseline_mse(T)
-    return AddingCliff(lengths, seeds, relative)
+        relative[i, j] = min(history.val_loss) / baseline
+    return TaskCliff(task, lengths, seeds, relative)
 
 
 @dataclass(frozen=True)

@@ -49,20 +49,25 @@ def rnn_lm_loss(model: RecurrentLM, batch) -> tuple[torch.Tensor, int]:
 class TruncatedBPTTLoss:
     r"""The loss of :class:`StreamBatches` chunks, carrying the state between calls.
 
-    ``h`` starts at zero on a chunk flagged ``first``, else continues from the previous
-    chunk's final state, detached: :math:`\partial h_{ck} / \partial \theta` is cut, so BPTT
-    runs back at most :math:`k` steps. Pass an instance as ``loss_fn`` to
+    The state starts at zero on a chunk flagged ``first`` (or when the number of rows
+    changes), else continues from the previous chunk's final state, detached:
+    :math:`\partial h_{ck} / \partial \theta` is cut, so BPTT runs back at most :math:`k`
+    steps. The state is whatever the model returns: :math:`h` ``(B, H)`` for an Elman
+    :class:`~seqlearn.rnn.model.RNNLM`, a tuple :math:`(h, c)` for an LSTM
+    (:class:`seqlearn.gated.GatedLM`). Pass an instance as ``loss_fn`` to
     :func:`seqlearn.training.fit`.
     """
 
     def __init__(self):
-        self.h = None
+        self.state = None
+        self.rows = 0
 
     def __call__(self, model: RecurrentLM, batch) -> tuple[torch.Tensor, int]:
         inputs, targets, mask, first = batch
-        h0 = None if first or self.h is None or self.h.shape[0] != inputs.shape[0] else self.h
-        logits, h_T = model(inputs, h0)  # (B, k, |V|), (B, H)
-        self.h = h_T.detach()
+        carried = not first and self.rows == inputs.shape[0]
+        logits, state = model(inputs, self.state if carried else None)  # (B, k, |V|), final state
+        self.state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
+        self.rows = inputs.shape[0]
         return masked_cross_entropy(logits, targets, mask), int(mask.sum())
 
 
