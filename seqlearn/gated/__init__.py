@@ -29,8 +29,9 @@ _LAZY = {
         "jacobian_norms",
         "input_gradient_norms",
     ],
+    "reference": ["lstm_step", "gru_step"],
 }
 
-__all__ = [*_LAZY["cells"], *_LAZY["layers"], *_LAZY["models"], *_LAZY["diagnostics"]]
+__all__ = [*_LAZY["cells"], *_LAZY["layers"], *_LAZY["models"], *_LAZY["diagnostics"], *_LAZY["reference"]]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
