@@ -1,7 +1,8 @@
-"""The chapter's experiments over seeds and lengths: the lag-gradient grid and the adding cliff."""
+"""The chapters' experiments over seeds and lengths: the lag-gradient grid and the task cliffs."""
 
 import numpy as np
 import pytest
+import torch
 
 import seqlearn.rnn as rnn
 from seqlearn.tasks import adding_baseline_mse
@@ -42,13 +43,18 @@ def test_adding_cliff_table_matches_one_run_of_fit_task():
     from seqlearn.rnn import SequenceRNN, fit_task
     from seqlearn.tasks import adding_problem
 
-    cliff = rnn.task_cliff("adding", [4, 6], seeds=(0, 1), n_train=64, n_val=32, hidden_size=4, epochs=2, device="cpu")
+    cliff = rnn.task_cliff(
+        "adding", [4, 6], seeds=(0, 1), n_train=64, n_val=32, hidden_size=4, epochs=2, keep_models=True, device="cpu"
+    )
     assert cliff.relative_loss.shape == (2, 2) and cliff.lengths == (4, 6) and cliff.seeds == (0, 1)
     x, y = adding_problem(64, 6, rng=1)
     xv, yv = adding_problem(32, 6, rng=10_001)
     model = SequenceRNN(2, 4, 1, seed=1)
     hist = fit_task(model, x, y, xv, yv, loss="mse", lr=1e-2, epochs=2, clip_grad_norm=1.0, device="cpu", seed=1)
     assert cliff.relative_loss[1, 1] == pytest.approx(min(hist.val_loss) / adding_baseline_mse(), rel=1e-6)
+    assert sorted(cliff.models) == [(0, 4), (0, 6), (1, 4), (1, 6)]
+    for kept, trained in zip(cliff.models[1, 6].parameters(), model.parameters()):
+        assert torch.equal(kept, trained)  # the best epoch's weights, as fit_task leaves them
     low, high = cliff.spread()
     assert np.all(low <= cliff.median()) and np.all(cliff.median() <= high)
     assert list(cliff.table()) == [4, 6] and len(cliff.table()[4]) == 2

@@ -12,14 +12,14 @@ Chapter 4 with LSTMs and GRUs (``make_model``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
 from torch import nn
 
 from ..tasks import adding_baseline_mse, adding_problem, copy_baseline_loss, copy_task, copy_vocab_size, one_hot
-from ..validation import choice, integer
+from ..validation import choice, flag, integer
 from .model import SequenceRNN
 from .train import fit_task
 
@@ -36,6 +36,7 @@ class TaskCliff:
     lengths: tuple[int, ...]
     seeds: tuple[int, ...]
     relative_loss: np.ndarray  # (len(seeds), len(lengths))
+    models: dict[tuple[int, int], nn.Module] = field(default_factory=dict)  # (seed, T) -> trained model
 
     def median(self) -> np.ndarray:
         """The median over seeds, one value per length."""
@@ -82,6 +83,7 @@ def task_cliff(
     clip_grad_norm: float | None = 1.0,
     copy_symbols: int = 8,
     copy_k: int = 10,
+    keep_models: bool = False,
     device=None,
     progress: bool = False,
 ) -> TaskCliff:
@@ -95,9 +97,12 @@ def task_cliff(
     MSE (adding) or cross-entropy (copy), ``epochs`` passes, mini-batches of ``batch_size``
     in an order seeded by :math:`s`, and gradient clipping. The result is the lowest
     validation loss over the epochs divided by the memoryless baseline: about 1 means the
-    network learned nothing beyond it, 0 that it solved the task.
+    network learned nothing beyond it, 0 that it solved the task. With ``keep_models`` the
+    trained models (the weights of the best epoch) are kept in ``TaskCliff.models`` by
+    ``(seed, T)``, for diagnostics after training.
     """
     task = choice(task, "task", CLIFF_TASKS)
+    keep_models = flag(keep_models, "keep_models")
     lengths = tuple(integer(T, "T", low=2) for T in lengths)
     seeds = tuple(integer(s, "seed", low=0) for s in seeds)
     if not lengths or not seeds:
@@ -111,17 +116,21 @@ def task_cliff(
     from tqdm.auto import tqdm
 
     relative = np.empty((len(seeds), len(lengths)))
+    models = {}
     cells = [(i, j) for i in range(len(seeds)) for j in range(len(lengths))]
     for i, j in tqdm(cells, disable=not progress, desc=f"{task} cliff", unit="run"):
         s, T = seeds[i], lengths[j]
         x_tr, y_tr, baseline = task_data(task, n_train, T, s, copy_symbols, copy_k)
         x_va, y_va, _ = task_data(task, n_val, T, 10_000 + s, copy_symbols, copy_k)
+        model = make_model(s)
         history = fit_task(
-            make_model(s), x_tr, y_tr, x_va, y_va, loss="mse" if task == "adding" else "ce", lr=lr,
+            model, x_tr, y_tr, x_va, y_va, loss="mse" if task == "adding" else "ce", lr=lr,
             epochs=epochs, batch_size=batch_size, clip_grad_norm=clip_grad_norm, device=device, seed=s,
         )  # fmt: skip
         relative[i, j] = min(history.val_loss) / baseline
-    return TaskCliff(task, lengths, seeds, relative)
+        if keep_models:
+            models[s, T] = model
+    return TaskCliff(task, lengths, seeds, relative, models)
 
 
 @dataclass(frozen=True)
