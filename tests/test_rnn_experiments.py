@@ -88,6 +88,16 @@ def test_copy_cliff_runs_a_given_model_on_one_hot_copy_sequences():
     assert cliff.relative_loss[0, 0] == pytest.approx(min(hist.val_loss) / baseline, rel=1e-6)
 
 
+def test_task_cliff_in_forked_workers_equals_one_process():
+    args = dict(seeds=(0, 1), n_train=48, n_val=16, hidden_size=4, epochs=2, keep_models=True, device="cpu")
+    one = rnn.task_cliff("adding", [4, 5], workers=1, **args)
+    two = rnn.task_cliff("adding", [4, 5], workers=2, **args)
+    np.testing.assert_allclose(two.relative_loss, one.relative_loss, rtol=1e-6)
+    assert sorted(two.models) == sorted(one.models)
+    for a, b in zip(one.models[1, 5].parameters(), two.models[1, 5].parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
+
+
 def test_task_cliff_rejects_empty_input_and_unknown_tasks():
     with pytest.raises(ValueError, match="at least one"):
         rnn.task_cliff("adding", [], seeds=(0,))
@@ -95,6 +105,8 @@ def test_task_cliff_rejects_empty_input_and_unknown_tasks():
         rnn.task_cliff("adding", [5], seeds=())
     with pytest.raises(ValueError, match="task"):
         rnn.task_cliff("reverse", [5])
+    with pytest.raises(ValueError, match="workers"):
+        rnn.task_cliff("adding", [5], workers=0)
 
 
 def test_truncated_bptt_agreement_equals_one_model_trained_with_bptt_k():

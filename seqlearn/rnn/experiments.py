@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
+import torch
 from torch import nn
 
+from ..device import resolve_device
 from ..tasks import adding_baseline_mse, adding_problem, copy_baseline_loss, copy_task, copy_vocab_size, one_hot
 from ..validation import choice, flag, integer
 from .model import SequenceRNN
@@ -66,6 +68,38 @@ def task_data(task: str, n: int, T: int, seed: int, copy_symbols: int = 8, copy_
     return one_hot(ids, copy_vocab_size(copy_symbols)), y, copy_baseline_loss(T, copy_k, copy_symbols)
 
 
+_WORK: list[Callable] = []  # the function forked workers run (inherited, so closures need no pickling)
+
+
+def _run_job(args):
+    torch.set_num_threads(1)
+    return _WORK[-1](*args)
+
+
+def _map_in_workers(fn: Callable, jobs: list[tuple], workers: int, on_done: Callable, device) -> list:
+    """``[fn(*job) for job in jobs]``, in up to ``workers`` forked processes where that is possible."""
+    import multiprocessing as mp
+
+    on_cpu = resolve_device(device).type == "cpu" and not torch.cuda.is_initialized()
+    forkable = "fork" in mp.get_all_start_methods() and on_cpu
+    if workers == 1 or len(jobs) == 1 or not forkable:
+        out = []
+        for job in jobs:
+            out.append(fn(*job))
+            on_done()
+        return out
+    _WORK.append(fn)
+    try:
+        with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+            out = []
+            for result in pool.imap(_run_job, jobs):
+                out.append(result)
+                on_done()
+            return out
+    finally:
+        _WORK.pop()
+
+
 def task_cliff(
     task,
     lengths,
@@ -84,6 +118,7 @@ def task_cliff(
     copy_symbols: int = 8,
     copy_k: int = 10,
     keep_models: bool = False,
+    workers: int = 1,
     device=None,
     progress: bool = False,
 ) -> TaskCliff:
@@ -99,10 +134,15 @@ def task_cliff(
     validation loss over the epochs divided by the memoryless baseline: about 1 means the
     network learned nothing beyond it, 0 that it solved the task. With ``keep_models`` the
     trained models (the weights of the best epoch) are kept in ``TaskCliff.models`` by
-    ``(seed, T)``, for diagnostics after training.
+    ``(seed, T)``, for diagnostics after training (on the CPU).
+
+    ``workers > 1`` trains that many runs at a time in forked processes, one CPU thread each
+    (where the platform can fork; elsewhere, and on a GPU, one after the other): the same
+    computations as ``workers=1``, since each run is seeded on its own.
     """
     task = choice(task, "task", CLIFF_TASKS)
     keep_models = flag(keep_models, "keep_models")
+    workers = integer(workers, "workers", low=1)
     lengths = tuple(integer(T, "T", low=2) for T in lengths)
     seeds = tuple(integer(s, "seed", low=0) for s in seeds)
     if not lengths or not seeds:
@@ -115,11 +155,7 @@ def task_cliff(
 
     from tqdm.auto import tqdm
 
-    relative = np.empty((len(seeds), len(lengths)))
-    models = {}
-    cells = [(i, j) for i in range(len(seeds)) for j in range(len(lengths))]
-    for i, j in tqdm(cells, disable=not progress, desc=f"{task} cliff", unit="run"):
-        s, T = seeds[i], lengths[j]
+    def run(s: int, T: int) -> tuple[float, dict | None]:
         x_tr, y_tr, baseline = task_data(task, n_train, T, s, copy_symbols, copy_k)
         x_va, y_va, _ = task_data(task, n_val, T, 10_000 + s, copy_symbols, copy_k)
         model = make_model(s)
@@ -127,9 +163,18 @@ def task_cliff(
             model, x_tr, y_tr, x_va, y_va, loss="mse" if task == "adding" else "ce", lr=lr,
             epochs=epochs, batch_size=batch_size, clip_grad_norm=clip_grad_norm, device=device, seed=s,
         )  # fmt: skip
-        relative[i, j] = min(history.val_loss) / baseline
-        if keep_models:
-            models[s, T] = model
+        return min(history.val_loss) / baseline, (model.state_dict() if keep_models else None)
+
+    jobs = [(s, T) for s in seeds for T in lengths]
+    bar = tqdm(total=len(jobs), disable=not progress, desc=f"{task} cliff", unit="run")
+    results = dict(zip(jobs, _map_in_workers(run, jobs, workers, bar.update, device)))
+    bar.close()
+    relative = np.array([[results[s, T][0] for T in lengths] for s in seeds])
+    models = {}
+    for (s, T), (_, state) in results.items():
+        if state is not None:
+            models[s, T] = make_model(s)
+            models[s, T].load_state_dict(state)
     return TaskCliff(task, lengths, seeds, relative, models)
 
 
