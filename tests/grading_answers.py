@@ -633,6 +633,223 @@ RNN_MISTAKES = {
     },
 }
 
+# ============================================================================= Chapter 4: LSTM, GRU, ESN
+
+
+def _logistic(a):
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+def my_lstm_step(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    """Gate by gate, each block's rows taken by name (no split of the stacked pre-activations)."""
+    H = h.shape[1]
+    rows = {name: slice(j * H, (j + 1) * H) for j, name in enumerate("ifgo")}
+
+    def pre(gate):
+        r = rows[gate]
+        return np.einsum("bd,hd->bh", x, W_ih[r]) + b_ih[r] + np.einsum("bk,hk->bh", h, W_hh[r]) + b_hh[r]
+
+    i, f, g, o = _logistic(pre("i")), _logistic(pre("f")), np.tanh(pre("g")), _logistic(pre("o"))
+    c_new = f * c + i * g
+    return o * np.tanh(c_new), c_new
+
+
+def my_gru_step(x, h, W_ih, W_hh, b_ih, b_hh):
+    H = h.shape[1]
+    W_ir, W_iz, W_in = W_ih[:H], W_ih[H : 2 * H], W_ih[2 * H :]
+    W_hr, W_hz, W_hn = W_hh[:H], W_hh[H : 2 * H], W_hh[2 * H :]
+    b_ir, b_iz, b_in = b_ih[:H], b_ih[H : 2 * H], b_ih[2 * H :]
+    b_hr, b_hz, b_hn = b_hh[:H], b_hh[H : 2 * H], b_hh[2 * H :]
+    r = _logistic(x @ W_ir.T + b_ir + h @ W_hr.T + b_hr)
+    z = _logistic(x @ W_iz.T + b_iz + h @ W_hz.T + b_hz)
+    n = np.tanh(x @ W_in.T + b_in + r * (h @ W_hn.T + b_hn))
+    return (1 - z) * n + z * h
+
+
+def my_reservoir_update(x, u, W, W_in, b, leak_rate):
+    """Row by row, with column vectors (one state at a time)."""
+    x, u = np.asarray(x, dtype=float), np.asarray(u, dtype=float)
+    if x.ndim == 2:
+        return np.stack([my_reservoir_update(xr, ur, W, W_in, b, leak_rate) for xr, ur in zip(x, u)])
+    return (1 - leak_rate) * x + leak_rate * np.tanh(W @ x + W_in @ u + b)
+
+
+def my_ridge_readout(Z, Y, ridge):
+    """By the SVD of Z: W = V diag(s / (s^2 + beta)) U^T Y (no normal equations at all)."""
+    U, s, Vt = np.linalg.svd(Z, full_matrices=False)
+    return Vt.T @ ((s / (s**2 + ridge))[:, None] * (U.T @ Y.reshape(len(Y), -1))).reshape(len(s), *Y.shape[1:])
+
+
+def my_memory_capacity(states, u, k_max):
+    """One delay at a time, least squares by np.linalg.lstsq, r^2 by np.corrcoef."""
+    T = len(u)
+    n_train = (T - k_max) // 2
+    r2 = []
+    for k in range(1, k_max + 1):
+        t = np.arange(k_max, T)
+        Z = np.column_stack([np.ones(len(t)), states[t]])
+        w = np.linalg.lstsq(Z[:n_train], u[t - k][:n_train], rcond=None)[0]
+        r2.append(np.corrcoef(Z[n_train:] @ w, u[t - k][n_train:])[0, 1] ** 2)
+    return float(sum(r2)), np.array(r2)
+
+
+def _lstm_mistake(**mistake):
+    def wrong(x, h, c, W_ih, W_hh, b_ih, b_hh):
+        H = h.shape[1]
+        order = mistake.get("order", "ifgo")
+        a = x @ W_ih.T + h @ W_hh.T + (0.0 if mistake.get("no_b_hh") else b_hh) + b_ih
+        blocks = {name: a[:, j * H : (j + 1) * H] for j, name in enumerate(order)}
+        i, f, o = _logistic(blocks["i"]), _logistic(blocks["f"]), _logistic(blocks["o"])
+        g = _logistic(blocks["g"]) if mistake.get("g_sigmoid") else np.tanh(blocks["g"])
+        c_new = f * c + (g if mistake.get("no_i") else i * g)
+        squash = (lambda v: v) if mistake.get("no_tanh") else np.tanh
+        h_new = o * squash(c if mistake.get("old_c") else c_new)
+        return (c_new, h_new) if mistake.get("swapped") else (h_new, c_new)
+
+    return wrong
+
+
+def _lstm_in_place(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    """Updates the caller's h and c."""
+    h_new, c_new = my_lstm_step(x, h, c, W_ih, W_hh, b_ih, b_hh)
+    h[...], c[...] = h_new, c_new
+    return h, c
+
+
+def _gru_mistake(**mistake):
+    def wrong(x, h, W_ih, W_hh, b_ih, b_hh):
+        H = h.shape[1]
+        order = mistake.get("order", "rzn")
+        block = {name: slice(j * H, (j + 1) * H) for j, name in enumerate(order)}
+        gi = x @ W_ih.T + b_ih
+        r = _logistic(gi[:, block["r"]] + h @ W_hh[block["r"]].T + b_hh[block["r"]])
+        z = _logistic(gi[:, block["z"]] + h @ W_hh[block["z"]].T + b_hh[block["z"]])
+        W_hn, b_hn = W_hh[block["n"]], b_hh[block["n"]]
+        reset = mistake.get("reset", "after")
+        if reset == "before":
+            n = np.tanh(gi[:, block["n"]] + (r * h) @ W_hn.T + b_hn)
+        elif reset == "bias outside":
+            n = np.tanh(gi[:, block["n"]] + r * (h @ W_hn.T) + b_hn)
+        else:
+            n = np.tanh(gi[:, block["n"]] + r * (h @ W_hn.T + b_hn))
+        return z * n + (1 - z) * h if mistake.get("z_new") else (1 - z) * n + z * h
+
+    return wrong
+
+
+def _reservoir_mistake(**mistake):
+    def wrong(x, u, W, W_in, b, leak_rate):
+        a = leak_rate
+        M = W if mistake.get("transposed") else W.T
+        drive = x @ M + u @ W_in.T + (0.0 if mistake.get("no_bias") else b)
+        if mistake.get("leak_swapped"):
+            return a * x + (1 - a) * np.tanh(drive)
+        if mistake.get("no_leak"):
+            return np.tanh(drive)
+        return (1 - a) * x + a * np.tanh(drive)
+
+    return wrong
+
+
+def _reservoir_in_place(x, u, W, W_in, b, leak_rate):
+    """x *= (1 - a); x += a tanh(...): the caller's state is overwritten."""
+    drive = x @ W.T + u @ W_in.T + b
+    x *= 1 - leak_rate
+    x += leak_rate * np.tanh(drive)
+    return x
+
+
+def _ridge_mistake(kind):
+    def wrong(Z, Y, ridge):
+        A = Z.T @ Z
+        if kind == "every entry":
+            A = A + ridge
+        elif kind == "bias free":
+            A = A + ridge * np.diag([0.0] + [1.0] * (Z.shape[1] - 1))
+        elif kind == "no ridge":
+            pass
+        W = np.linalg.solve(A, Z.T @ Y)
+        if kind == "2-D always":
+            return np.linalg.solve(A + ridge * np.eye(len(A)), Z.T @ Y.reshape(len(Y), -1))
+        if kind == "transposed":
+            return np.linalg.solve(A + ridge * np.eye(len(A)), Z.T @ Y).T
+        return W
+
+    return wrong
+
+
+def _memory_mistake(**mistake):
+    def wrong(states, u, k_max):
+        T = len(u)
+        t = np.arange(k_max, T)
+        n_train = (T - k_max) // 2
+        first = mistake.get("first", 1)
+        targets = np.stack([u[t - k] for k in range(first, first + k_max)], axis=1)
+        Z = states[t] if mistake.get("no_intercept") else np.column_stack([np.ones(len(t)), states[t]])
+        W = np.linalg.lstsq(Z[:n_train], targets[:n_train], rcond=None)[0]
+        rows = slice(None, n_train) if mistake.get("in_sample") else slice(n_train, None)
+        pred, true = Z[rows] @ W, targets[rows]
+        if mistake.get("determination"):
+            r2 = 1 - ((pred - true) ** 2).sum(0) / ((true - true.mean(0)) ** 2).sum(0)
+        else:
+            r = np.array([np.corrcoef(pred[:, j], true[:, j])[0, 1] for j in range(k_max)])
+            r2 = r if mistake.get("not_squared") else r**2
+        return (r2, float(r2.sum())) if mistake.get("swapped") else (float(r2.sum()), r2)
+
+    return wrong
+
+
+GATED_MISTAKES = {
+    "lstm_step": {
+        "gate order i, f, o, g": (_lstm_mistake(order="ifog"), "torch's gate order is i, f, g, o"),
+        "gate order f, i, g, o": (_lstm_mistake(order="figo"), "torch's gate order is i, f, g, o"),
+        "sigmoid candidate": (_lstm_mistake(g_sigmoid=True), "the candidate g_t uses tanh"),
+        "no tanh on c": (_lstm_mistake(no_tanh=True), "apply tanh to the new cell state"),
+        "no input gate": (_lstm_mistake(no_i=True), "c_t = f_t * c_{t-1} + i_t * g_t"),
+        "one bias": (_lstm_mistake(no_b_hh=True), "add both biases"),
+        "old cell state": (_lstm_mistake(old_c=True), "reads the NEW cell state"),
+        "swapped": (_lstm_mistake(swapped=True), "in the order (h_new, c_new)"),
+        "in place": (_lstm_in_place, "changed its argument 'h' in place"),
+        "float32": (
+            lambda *args: tuple(a.astype(np.float32) for a in my_lstm_step(*args)),
+            "lower precision makes the values differ (compute in float64)",
+        ),
+    },
+    "gru_step": {
+        "reset before the product": (_gru_mistake(reset="before"), "the reset gate multiplies the PRODUCT"),
+        "b_hn outside the reset": (_gru_mistake(reset="bias outside"), "b_hn sits INSIDE the reset product"),
+        "z weights the new state": (_gru_mistake(z_new=True), "z weights the OLD state"),
+        "gate order z, r, n": (_gru_mistake(order="zrn"), "torch's gate order is r, z, n"),
+        "float32": (
+            lambda *args: my_gru_step(*args).astype(np.float32),
+            "lower precision makes the values differ (compute in float64)",
+        ),
+    },
+    "reservoir_update": {
+        "leak on the old state": (_reservoir_mistake(leak_swapped=True), "the leak rate a weights the NEW term"),
+        "no leak": (_reservoir_mistake(no_leak=True), "mix the old state in"),
+        "W transposed": (_reservoir_mistake(transposed=True), "not W^T x"),
+        "no bias": (_reservoir_mistake(no_bias=True), "add the bias b inside the tanh"),
+        "in place": (_reservoir_in_place, "changed its argument 'x' in place"),
+    },
+    "ridge_readout": {
+        "beta on every entry": (_ridge_mistake("every entry"), "add it to the diagonal only"),
+        "bias column free": (_ridge_mistake("bias free"), "regularises EVERY column of Z here"),
+        "no ridge": (_ridge_mistake("no ridge"), "add beta I to Z^T Z"),
+        "always 2-D": (_ridge_mistake("2-D always"), "return a 1-D W of shape (p,)"),
+        "transposed": (_ridge_mistake("transposed"), "W has shape (p, m)"),
+    },
+    "memory_capacity": {
+        "in-sample": (_memory_mistake(in_sample=True), "score each readout on the second half"),
+        "no intercept": (_memory_mistake(no_intercept=True), "a column of ones"),
+        "delays from 0": (_memory_mistake(first=0), "the delays are k = 1, ..., k_max"),
+        "r, not r^2": (_memory_mistake(not_squared=True), "square the correlation"),
+        "1 - SSE/SST": (_memory_mistake(determination=True), "not the coefficient of determination"),
+        "swapped": (_memory_mistake(swapped=True), "in the order (mc, r2)"),
+    },
+}
+
+
 # ============================================================================= all chapters
 
 CORRECT = {
@@ -652,10 +869,15 @@ CORRECT = {
     "product_norms_vs_lag": my_product_norms_vs_lag,
     "clip_grad_norm": my_clip_grad_norm,
     "gradient_regime": my_gradient_regime,
+    "lstm_step": my_lstm_step,
+    "gru_step": my_gru_step,
+    "reservoir_update": my_reservoir_update,
+    "ridge_readout": my_ridge_readout,
+    "memory_capacity": my_memory_capacity,
 }
 """The exercise name -> an independent correct implementation."""
 
-MISTAKES = {**NGRAM_MISTAKES, **NLM_MISTAKES, **RNN_MISTAKES}
+MISTAKES = {**NGRAM_MISTAKES, **NLM_MISTAKES, **RNN_MISTAKES, **GATED_MISTAKES}
 """The exercise name -> {mistake: (wrong answer, words its targeted hint must contain)}."""
 
 VISIBLE_HINT_ONLY = {("perplexity", "sign")}

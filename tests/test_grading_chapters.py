@@ -17,6 +17,7 @@ import grading_answers as answers
 import numpy as np
 import pytest
 
+import seqlearn.gated.reference
 import seqlearn.ngram.basics
 import seqlearn.nlm.basics
 import seqlearn.rnn
@@ -28,10 +29,15 @@ MODULE_OF = {name: module for module in ASSIGNMENTS.values() for name in module.
 CHECKS = {name: module.CHECKS[name] for name, module in MODULE_OF.items()}
 NAMES = sorted(CHECKS)
 
-REFERENCES = {"01_ngram": seqlearn.ngram.basics, "02_neural_lm": seqlearn.nlm.basics, "03_rnn_bptt": seqlearn.rnn}
+REFERENCES = {
+    "01_ngram": seqlearn.ngram.basics,
+    "02_neural_lm": seqlearn.nlm.basics,
+    "03_rnn_bptt": seqlearn.rnn,
+    "04_lstm_gru_esn": seqlearn.gated.reference,
+}
 """The assignment -> the module whose functions of the exercises' names are the graded references."""
 
-GRADED_IN_FULL = ("01_ngram", "02_neural_lm")
+GRADED_IN_FULL = ("01_ngram", "02_neural_lm", "04_lstm_gru_esn")
 """Assignments whose reference module holds the exercises' references and nothing else."""
 
 WRONG_RESULTS = [None, [1, 2], "text", {"a": 1}, {1: 2.0}, {("a",): "x"}, (1.0,), math.nan, -1.0, 0, np.zeros(3)]
@@ -215,7 +221,12 @@ def test_usual_mistakes_get_targeted_hints(name, mistake, hidden, replayable_hid
 
 
 @pytest.mark.parametrize(
-    ("name", "mistake"), [("context_windows", "crossing sentence boundaries"), ("bptt_gradients", "one step only")]
+    ("name", "mistake"),
+    [
+        ("context_windows", "crossing sentence boundaries"),
+        ("bptt_gradients", "one step only"),
+        ("gru_step", "z weights the new state"),
+    ],
 )
 def test_hidden_hints_are_fixed_text(name, mistake):
     """Targeted hints are chosen from fixed strings: the same mistake gets the same words on any input."""
@@ -548,3 +559,101 @@ def test_the_spectral_radius_fails_the_worked_example():
     message = _failure("gradient_regime", _mistake("gradient_regime", "spectral radius"))
     assert f"visible case 1 of {len(CHECKS['gradient_regime'].cases())} (the worked example)" in message
     assert "expected 'may explode', got 'vanishing'" in message
+
+
+# ============================================================================= Chapter 4: LSTM, GRU, ESN
+
+
+@pytest.mark.parametrize(("name", "n_gates"), [("lstm_step", 4), ("gru_step", 3)])
+def test_random_gated_steps_are_batches_with_torchs_stacked_parameters(name, n_gates):
+    cases = _draws(name)
+    for case in cases:
+        x, h, W_ih, W_hh = (case.inputs[k] for k in ("x", "h", "W_ih", "W_hh"))
+        (B, D), H = x.shape, h.shape[1]
+        assert h.shape[0] == B and W_ih.shape == (n_gates * H, D) and W_hh.shape == (n_gates * H, H)
+        assert case.inputs["b_ih"].shape == case.inputs["b_hh"].shape == (n_gates * H,)
+        assert all(np.asarray(v).dtype == np.float64 for v in case.inputs.values())
+        if name == "lstm_step":
+            assert case.inputs["c"].shape == (B, H)
+    assert {c.inputs["x"].shape[0] for c in cases} == {1, 2, 3, 4}
+    assert max(c.inputs["h"].shape[1] for c in cases) == 5, "H > 1, where the gate blocks and r's placement matter"
+
+
+def test_random_reservoir_steps_cover_single_states_batches_and_no_leak():
+    cases = _draws("reservoir_update")
+    ndims = [c.inputs["x"].ndim for c in cases]
+    assert 0.3 < np.mean(np.array(ndims) == 1) < 0.7
+    assert 0.15 < np.mean([c.inputs["leak_rate"] == 1.0 for c in cases]) < 0.5
+    for case in cases:
+        x, u, W_in = case.inputs["x"], case.inputs["u"], case.inputs["W_in"]
+        assert x.shape[:-1] == u.shape[:-1] and W_in.shape == (x.shape[-1], u.shape[-1])
+        assert 0 < case.inputs["leak_rate"] <= 1
+
+
+def test_random_ridge_problems_are_well_conditioned_and_varied():
+    cases = _draws("ridge_readout")
+    assert all(np.linalg.cond(c.inputs["Z"]) < 30 for c in cases)
+    assert {c.inputs["Y"].ndim for c in cases} == {1, 2}
+    assert 0.1 < np.mean([c.inputs["ridge"] == 0.0 for c in cases]) < 0.4
+    assert 0.3 < np.mean([np.all(c.inputs["Z"][:, 0] == 1.0) for c in cases]) < 0.7, "with and without a ones column"
+
+
+def test_random_memory_tasks_split_evenly_and_are_solvable():
+    cases = _draws("memory_capacity", 100)
+    kinds = []
+    for case in cases:
+        states, u, k_max = case.inputs["states"], case.inputs["u"], case.inputs["k_max"]
+        assert len(states) == len(u) and (len(u) - k_max) % 2 == 0 and 1 <= k_max <= 2 * states.shape[1]
+        N = states.shape[1]
+        kinds.append(np.array_equal(states[1:, 1:], states[:-1, :-1]))  # a shift register
+        mc, r2 = answers.my_memory_capacity(states, u, k_max)
+        assert r2.shape == (k_max,) and 0 <= mc <= N + 1
+    assert 0.05 < np.mean(kinds) < 0.5
+
+
+def test_the_worked_examples_of_chapter_4():
+    ref = seqlearn.gated.reference
+    h, c = CHECKS["lstm_step"].cases()[0].call(ref.lstm_step)
+    sig = lambda a: 1 / (1 + math.exp(-a))  # noqa: E731
+    c_expected = sig(2) * 1.0 + 0.5 * math.tanh(1)  # i = 1/2, f = sigma(2), g = tanh 1, o = sigma(-1)
+    assert c[0, 0] == pytest.approx(c_expected) and c_expected == pytest.approx(1.2616, abs=1e-4)
+    assert h[0, 0] == pytest.approx(sig(-1) * math.tanh(c_expected)) and h[0, 0] == pytest.approx(0.2290, abs=1e-4)
+    h = CHECKS["gru_step"].cases()[0].call(ref.gru_step)
+    n = math.tanh(1 + sig(1) * 2)  # W_in x + b_in = 1, W_hn h + b_hn = 2
+    assert h[0, 0] == pytest.approx((1 - sig(-1)) * n + sig(-1) * 0.5) and h[0, 0] == pytest.approx(0.8550, abs=1e-4)
+    x = CHECKS["reservoir_update"].cases()[0].call(ref.reservoir_update)
+    assert np.allclose(x, [0.25 + 0.5 * math.tanh(0.5), -0.25 - 0.5 * math.tanh(0.5)])
+    assert np.allclose(x, [0.4811, -0.4811], atol=1e-4)
+    W = CHECKS["ridge_readout"].cases()[0].call(ref.ridge_readout)
+    assert W.shape == (2,) and np.allclose(W, [0.2, 16 / 15])
+    assert np.allclose(CHECKS["ridge_readout"].cases()[2].call(ref.ridge_readout), [-1 / 6, 1.5])
+    mc, r2 = CHECKS["memory_capacity"].cases()[0].call(ref.memory_capacity)
+    assert np.allclose(r2[:2], 1.0, atol=1e-12), "a shift register of 3 remembers u_{t-1} and u_{t-2} exactly"
+    assert np.all(r2[2:] < 0.5) and mc == pytest.approx(r2.sum())
+
+
+def test_the_two_wrong_reset_placements_are_told_apart_when_H_exceeds_1():
+    for mistake, other in (("reset before the product", "b_hn sits INSIDE"), ("b_hn outside the reset", "PRODUCT")):
+        message = _failure("gru_step", lambda *args, m=mistake: _mistake("gru_step", m)(*args))
+        assert "visible case 1 of" in message, "H = 1: the two mistakes give the same number, both hints are shown"
+        wrong = _mistake("gru_step", mistake)
+        case = CHECKS["gru_step"].cases()[1]
+        assert case.label == "a batch of two with H = 2"
+        hint = CHECKS["gru_step"].targeted_hint(case, case.call(seqlearn.gated.reference.gru_step), case.call(wrong))
+        assert other not in hint
+
+
+def test_an_in_place_lstm_step_is_told_which_argument_it_changed():
+    message = _failure("lstm_step", _mistake("lstm_step", "in place"))
+    assert "it changed its argument 'h' in place" in message and "work on a copy" in message
+
+
+@pytest.mark.parametrize(("name", "argument"), [("lstm_step", "h"), ("gru_step", "h"), ("reservoir_update", "x")])
+def test_a_step_that_hands_back_the_callers_state_is_told_to_return_a_new_array(name, argument):
+    def aliasing(*args):
+        result = answers.CORRECT[name](*args)
+        state = args[1] if argument == "h" else args[0]
+        return (state, result[1]) if isinstance(result, tuple) else state
+
+    message = _failure(name, aliasing)
+    assert f"it returned an array of its argument {argument!r} itself instead of a new array" in message
