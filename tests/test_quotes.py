@@ -36,6 +36,12 @@ def test_quotes_are_found_with_their_expressions():
     ]
 
 
+def test_quotes_in_scientific_notation_are_read_whole():
+    nb = new_notebook(cells=[new_markdown_cell("a gap of 2e-16<!--q: gap | .0e --> and 3.5e+04<!--q: n | .1e -->")])
+    nb.cells[0].id = "md"
+    assert quotes(nb) == [Quote("md", "2e-16", "gap", ".0e"), Quote("md", "3.5e+04", "n", ".1e")]
+
+
 @pytest.mark.slow
 def test_matching_quotes_pass_and_others_are_named(tmp_path):
     assert execute_notebook(_notebook(tmp_path), timeout=60).misquoted == []
