@@ -52,7 +52,9 @@ MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFon
 the only web font jupyter-server-mathjax ships (STIX-Web)."""
 
 
-_QUOTE = re.compile(r"(?P<shown>-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)[%$*\s]*<!--\s*q:(?P<expr>[^|]+?)\|(?P<spec>[^|]*?)\s*-->")
+_QUOTE = re.compile(
+    r"(?P<shown>-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)[%$*\s]*<!--\s*q:(?P<expr>[^|]+?)\|(?P<spec>[^|]*?)\s*-->"
+)
 _QUOTES_MARK = "SEQLEARN-QUOTES:"
 
 

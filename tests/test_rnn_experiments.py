@@ -52,6 +52,7 @@ def test_adding_cliff_table_matches_one_run_of_fit_task():
     model = SequenceRNN(2, 4, 1, seed=1)
     hist = fit_task(model, x, y, xv, yv, loss="mse", lr=1e-2, epochs=2, clip_grad_norm=1.0, device="cpu", seed=1)
     assert cliff.relative_loss[1, 1] == pytest.approx(min(hist.val_loss) / adding_baseline_mse(), rel=1e-6)
+    np.testing.assert_allclose(cliff.curves[1, 1], np.array(hist.val_loss) / adding_baseline_mse(), rtol=1e-6)
     assert sorted(cliff.models) == [(0, 4), (0, 6), (1, 4), (1, 6)]
     for kept, trained in zip(cliff.models[1, 6].parameters(), model.parameters()):
         assert torch.equal(kept, trained)  # the best epoch's weights, as fit_task leaves them

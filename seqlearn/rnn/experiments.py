@@ -32,12 +32,17 @@ CLIFF_TASKS = ("adding", "copy")
 
 @dataclass(frozen=True)
 class TaskCliff:
-    """Best validation loss / baseline for each seed (rows) and sequence length (columns)."""
+    """Best validation loss / baseline for each seed (rows) and sequence length (columns).
+
+    ``curves[i, j, e]`` is the validation loss / baseline after epoch ``e + 1`` (seed ``i``,
+    length ``j``), so ``relative_loss`` is its minimum over the epochs.
+    """
 
     task: str
     lengths: tuple[int, ...]
     seeds: tuple[int, ...]
     relative_loss: np.ndarray  # (len(seeds), len(lengths))
+    curves: np.ndarray  # (len(seeds), len(lengths), epochs)
     models: dict[tuple[int, int], nn.Module] = field(default_factory=dict)  # (seed, T) -> trained model
 
     def median(self) -> np.ndarray:
@@ -132,7 +137,8 @@ def task_cliff(
     MSE (adding) or cross-entropy (copy), ``epochs`` passes, mini-batches of ``batch_size``
     in an order seeded by :math:`s`, and gradient clipping. The result is the lowest
     validation loss over the epochs divided by the memoryless baseline: about 1 means the
-    network learned nothing beyond it, 0 that it solved the task. With ``keep_models`` the
+    network learned nothing beyond it, 0 that it solved the task (and the whole validation
+    curve, ``TaskCliff.curves``). With ``keep_models`` the
     trained models (the weights of the best epoch) are kept in ``TaskCliff.models`` by
     ``(seed, T)``, for diagnostics after training (on the CPU).
 
@@ -155,7 +161,7 @@ def task_cliff(
 
     from tqdm.auto import tqdm
 
-    def run(s: int, T: int) -> tuple[float, dict | None]:
+    def run(s: int, T: int) -> tuple[np.ndarray, dict | None]:
         x_tr, y_tr, baseline = task_data(task, n_train, T, s, copy_symbols, copy_k)
         x_va, y_va, _ = task_data(task, n_val, T, 10_000 + s, copy_symbols, copy_k)
         model = make_model(s)
@@ -163,19 +169,19 @@ def task_cliff(
             model, x_tr, y_tr, x_va, y_va, loss="mse" if task == "adding" else "ce", lr=lr,
             epochs=epochs, batch_size=batch_size, clip_grad_norm=clip_grad_norm, device=device, seed=s,
         )  # fmt: skip
-        return min(history.val_loss) / baseline, (model.state_dict() if keep_models else None)
+        return np.array(history.val_loss) / baseline, (model.state_dict() if keep_models else None)
 
     jobs = [(s, T) for s in seeds for T in lengths]
     bar = tqdm(total=len(jobs), disable=not progress, desc=f"{task} cliff", unit="run")
     results = dict(zip(jobs, _map_in_workers(run, jobs, workers, bar.update, device)))
     bar.close()
-    relative = np.array([[results[s, T][0] for T in lengths] for s in seeds])
+    curves = np.array([[results[s, T][0] for T in lengths] for s in seeds])  # (seeds, lengths, epochs)
     models = {}
     for (s, T), (_, state) in results.items():
         if state is not None:
             models[s, T] = make_model(s)
             models[s, T].load_state_dict(state)
-    return TaskCliff(task, lengths, seeds, relative, models)
+    return TaskCliff(task, lengths, seeds, curves.min(axis=2), curves, models)
 
 
 @dataclass(frozen=True)
