@@ -1,4 +1,4 @@
-r"""The leaky echo state network (Jaeger 2001; Lukoševičius 2012) in NumPy.
+r"""The leaky echo state network (Jaeger 2001; Lukoševičius 2012), in NumPy or torch float64.
 
 With input :math:`u_t \in \mathbb R^{d}`, state :math:`x_t \in \mathbb R^{N}` and leak rate
 :math:`a \in (0, 1]`:
@@ -16,47 +16,55 @@ washout: with the feature rows :math:`z_t = [1; u_t; x_t]` stacked in :math:`Z`,
 .. math:: W_{out}^\top = (Z^\top Z + \beta I)^{-1} Z^\top Y,
 
 solved by Cholesky on the normal equations (no explicit inverse).
+
+The update and the solve are written once, against the small array interface of
+:mod:`seqlearn.reservoir._arrays`: ``device=None`` runs them in NumPy (a large sparse
+:math:`W` multiplies in SciPy's CSR form), a torch device in torch float64 on that device.
+Results come back as NumPy arrays either way.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..validation import choice, flag, generator, integer, real, real_array
+from ._arrays import IllConditionedWarning, arrays_for, sparse_enough
 
 __all__ = ["ACTIVATIONS", "EchoStateNetwork", "IllConditionedWarning", "ridge_readout", "spectral_radius"]
 
 ACTIVATIONS = ("tanh", "identity")
-_DENSE_EIG_MAX = 400  # dense eigvals up to this size, scipy.sparse.linalg.eigs above
-
-
-class IllConditionedWarning(UserWarning):
-    """The ridge problem's normal equations are (nearly) singular: raise ``ridge``."""
+_DENSE_EIG_MAX = 64  # dense eigvals up to this size, ARPACK above (faster from about 100 units on)
 
 
 def spectral_radius(W) -> float:
     r""":math:`\rho(W) = \max_i |\lambda_i(W)|` of a square matrix (dense eigvals when small,
-    ARPACK's largest-magnitude eigenvalue otherwise)."""
+    ARPACK's largest-magnitude eigenvalues otherwise, on a CSR copy when ``W`` is sparse)."""
     W = real_array(W, "W", ndim=2)
     if W.shape[0] != W.shape[1] or W.shape[0] == 0:
         raise ValueError(f"W must be a non-empty square matrix, got shape {W.shape}")
     n = W.shape[0]
     if n <= _DENSE_EIG_MAX:
         return float(np.abs(np.linalg.eigvals(W)).max())
+    from scipy.sparse import csr_array
     from scipy.sparse.linalg import eigs
 
     # several eigenvalues and a fixed start: the outer eigenvalues of a random matrix crowd the
     # circle, and ARPACK's k=1 from a random start may stop at the wrong one
     k = min(8, n - 2)
+    A = csr_array(W) if sparse_enough(W) else W
     vals = eigs(
-        W, k=k, which="LM", v0=np.ones(n), ncv=min(n, 4 * k + 1), tol=0, maxiter=100 * n, return_eigenvectors=False
+        A, k=k, which="LM", v0=np.ones(n), ncv=min(n, 4 * k + 1), tol=1e-12, maxiter=100 * n, return_eigenvectors=False
     )
     return float(np.abs(vals).max())
 
 
-def ridge_readout(Z, Y, ridge: float) -> np.ndarray:
+def _ridge(Z, Y, beta: float, arrays):
+    r""":math:`(Z^\top Z + \beta I)^{-1} Z^\top Y` in ``arrays``' namespace; ``Z`` ``(T, p)``, ``Y`` ``(T, m)``."""
+    A = Z.T @ Z + beta * arrays.eye(Z.shape[1])  # (p, p)
+    return arrays.solve_pos(A, Z.T @ Y, beta)  # (p, m)
+
+
+def ridge_readout(Z, Y, ridge: float, *, device=None) -> np.ndarray:
     r"""The ridge solution :math:`W = (Z^\top Z + \beta I)^{-1} Z^\top Y` without an inverse.
 
     Parameters
@@ -66,43 +74,36 @@ def ridge_readout(Z, Y, ridge: float) -> np.ndarray:
     Y : array, shape ``(T, m)`` or ``(T,)``
     ridge : float
         :math:`\beta \ge 0`.
+    device : None, str or torch.device
+        ``None``: NumPy/SciPy; a device: torch float64 there.
 
     Returns
     -------
     numpy.ndarray, shape ``(p, m)`` (or ``(p,)`` for 1-D ``Y``)
 
-    Solves the normal equations by Cholesky (``scipy.linalg.solve(assume_a="pos")``). An
-    ill-conditioned system (reciprocal condition below machine precision) gives an
-    :class:`IllConditionedWarning`; a singular one (``ridge = 0`` and rank-deficient ``Z``) a
-    warning and the minimum-norm least-squares solution.
+    Solves the normal equations by Cholesky (``scipy.linalg.solve(assume_a="pos")``, or
+    ``torch.linalg.cholesky_ex`` + ``cholesky_solve``). An ill-conditioned system (reciprocal
+    condition below machine precision) gives an :class:`IllConditionedWarning`; a singular one
+    (``ridge = 0`` and rank-deficient ``Z``) a warning and the minimum-norm least-squares
+    solution.
     """
-    import scipy.linalg
-
     Z = real_array(Z, "Z", ndim=2)
     Y = real_array(Y, "Y", ndim=(1, 2))
     beta = real(ridge, "ridge", low=0.0)
     if Y.shape[0] != Z.shape[0]:
         raise ValueError(f"Z and Y must have the same number of rows, got {Z.shape[0]} and {Y.shape[0]}")
-    A = Z.T @ Z
-    A[np.diag_indices_from(A)] += beta
-    rhs = Z.T @ Y
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-        try:
-            return scipy.linalg.solve(A, rhs, assume_a="pos")
-        except (scipy.linalg.LinAlgWarning, np.linalg.LinAlgError) as err:
-            problem = str(err)
-    warnings.warn(
-        f"the ridge problem is ill-conditioned ({problem}) with ridge={beta:g}; "
-        "raise ridge or shorten the washout-free states; using least squares",
-        IllConditionedWarning,
-        stacklevel=2,
-    )
-    return scipy.linalg.lstsq(A, rhs)[0]
+    arrays = arrays_for(device)
+    W = _ridge(arrays.asarray(Z), arrays.asarray(Y[:, None] if Y.ndim == 1 else Y), beta, arrays)
+    W = arrays.numpy(W)
+    return W[:, 0] if Y.ndim == 1 else W
 
 
-def _activation(name: str):
-    return np.tanh if name == "tanh" else (lambda z: z)
+def _leaky_step(x, drive, W, a: float, f):
+    r"""One update :math:`x_t = (1 - a) x_{t-1} + a f(W_{in} u_t + b + W x_{t-1})`, states as columns.
+
+    ``x``: ``(N, B)``; ``drive`` :math:`= W_{in} u_t + b`: ``(N, B)``; ``W``: ``(N, N)`` (dense or CSR).
+    """
+    return (1.0 - a) * x + a * f(drive + W @ x)
 
 
 class EchoStateNetwork:
@@ -117,13 +118,19 @@ class EchoStateNetwork:
     spectral_radius : float or None
         Target :math:`\rho(W) > 0`; ``None`` keeps a given ``W`` as it is.
     input_scaling : float
-        :math:`W_{in} \sim U(-s, s)`, :math:`s \ge 0`.
+        :math:`s \ge 0`: :math:`W_{in} \sim U(-s, s)`, or :math:`\pm s` (see ``input_distribution``).
     bias_scaling : float
         :math:`b \sim U(-s_b, s_b)`, :math:`s_b \ge 0`.
     leak_rate : float
         :math:`a \in (0, 1]`.
     density : float
-        Fraction of non-zero entries of :math:`W` (uniform :math:`U(-1, 1)` values), in (0, 1].
+        Fraction of non-zero entries of :math:`W`, in (0, 1].
+    input_distribution : ``"uniform"`` or ``"bernoulli"``
+        :math:`W_{in}` entries :math:`U(-s, s)` (the default), or :math:`\pm s` with equal
+        probability (ReservoirPy's choice: every unit is driven equally hard).
+    reservoir_distribution : ``"uniform"`` or ``"normal"``
+        The non-zero entries of :math:`W` before the rescaling to ``spectral_radius``:
+        :math:`U(-1, 1)` (the default) or :math:`\mathcal N(0, 1)` (ReservoirPy's choice).
     ridge : float
         :math:`\beta \ge 0`.
     washout : int
@@ -135,10 +142,14 @@ class EchoStateNetwork:
         A reservoir matrix to use instead of a random one (rescaled if ``spectral_radius``).
     seed : int or numpy.random.Generator or None
         The only source of randomness.
+    device : None, str or torch.device
+        ``None`` (default): NumPy float64, no torch. A device (``"cpu"``, ``"cuda"``, ...): the
+        state updates and the ridge solve run in torch float64 there. The weights are drawn
+        the same way either way, and every result is returned as a NumPy array.
 
     Attributes
     ----------
-    W : ``(N, N)``; W_in : ``(N, d)``; b : ``(N,)``
+    W : ``(N, N)``; W_in : ``(N, d)``; b : ``(N,)`` (NumPy arrays)
     W_out_ : ``(m, 1 + d + N)`` (or ``(m, 1 + N)``), set by :meth:`fit`.
     """
 
@@ -158,6 +169,9 @@ class EchoStateNetwork:
         include_input: bool = True,
         W=None,
         seed=None,
+        device=None,
+        input_distribution: str = "uniform",
+        reservoir_distribution: str = "uniform",
     ):
         self.input_size = integer(input_size, "input_size", low=1)
         self.hidden_size = N = integer(hidden_size, "hidden_size", low=1)
@@ -169,14 +183,18 @@ class EchoStateNetwork:
         self.washout = integer(washout, "washout", low=0)
         self.activation = choice(activation, "activation", ACTIVATIONS)
         self.include_input = flag(include_input, "include_input")
+        self.input_distribution = choice(input_distribution, "input_distribution", ("uniform", "bernoulli"))
+        self.reservoir_distribution = choice(reservoir_distribution, "reservoir_distribution", ("uniform", "normal"))
         rho = None if spectral_radius is None else real(spectral_radius, "spectral_radius", low=0.0, low_open=True)
         self.spectral_radius = rho
+        self.device = arrays_for(device).device
         rng = generator(seed, "seed")
         if W is None:
             if rho is None:
                 raise ValueError("spectral_radius must be given when W is not")
             mask = rng.random((N, N)) < self.density
-            W = np.where(mask, rng.uniform(-1.0, 1.0, (N, N)), 0.0)
+            values = rng.uniform(-1.0, 1.0, (N, N)) if reservoir_distribution == "uniform" else rng.normal(size=(N, N))
+            W = np.where(mask, values, 0.0)
         else:
             W = real_array(W, "W", shape=(N, N)).astype(np.float64, copy=True)
         if rho is not None:
@@ -188,11 +206,18 @@ class EchoStateNetwork:
                 )
             W *= rho / current
         self.W = W
-        self.W_in = rng.uniform(-self.input_scaling, self.input_scaling, (N, self.input_size))
+        s, shape = self.input_scaling, (N, self.input_size)
+        self.W_in = rng.uniform(-s, s, shape) if input_distribution == "uniform" else rng.choice([-s, s], shape)
         self.b = rng.uniform(-self.bias_scaling, self.bias_scaling, N)
-        self._f = _activation(self.activation)
 
     # ------------------------------------------------------------------ states
+
+    def _arrays(self):
+        return arrays_for(self.device)
+
+    def _f(self, arrays):
+        """The activation in ``arrays``' namespace."""
+        return arrays.tanh if self.activation == "tanh" else (lambda z: z)
 
     def _inputs(self, u, name: str = "u") -> np.ndarray:
         """``u`` as ``(B, T, d)`` (accepts ``(T,)`` when d = 1, ``(T, d)`` and ``(B, T, d)``)."""
@@ -206,6 +231,32 @@ class EchoStateNetwork:
         if u.shape[1] == 0:
             raise ValueError(f"{name} must have at least one time step")
         return u
+
+    def _initial_state(self, x0, B: int) -> np.ndarray:
+        """``x0`` (``(N,)``, ``(B, N)`` or ``None`` for zeros) as ``(B, N)``."""
+        x = np.zeros((B, self.hidden_size))
+        if x0 is not None:
+            x = x + real_array(x0, "x0", ndim=(1, 2))
+            if x.shape != (B, self.hidden_size):
+                raise ValueError(f"x0 must have shape ({self.hidden_size},) or ({B}, {self.hidden_size})")
+        return x
+
+    def _states(self, U, x, arrays):
+        r"""The states for inputs ``U`` ``(B, T, d)`` from ``x`` ``(B, N)``, in ``arrays``' namespace.
+
+        Returns ``(states (T, N, B), last (N, B))``: columns are sequences, so that each step is
+        one product :math:`W x` (CSR or dense).
+        """
+        T, N = U.shape[1], self.hidden_size
+        W_in, b = arrays.asarray(self.W_in), arrays.asarray(self.b)
+        drive = arrays.transpose(U @ W_in.T + b, 1, 2, 0)  # (T, N, B): every step's input part at once
+        W, a, f = arrays.recurrent(self.W), self.leak_rate, self._f(arrays)
+        x = x.T
+        states = arrays.empty(T, N, U.shape[0])
+        for t in range(T):
+            x = _leaky_step(x, drive[t], W, a, f)
+            states[t] = x
+        return states, x
 
     def run(self, u, x0=None) -> tuple[np.ndarray, np.ndarray]:
         r"""Drive the reservoir: the states :math:`x_1..x_T` from :math:`x_0` (zeros by default).
@@ -224,24 +275,23 @@ class EchoStateNetwork:
         """
         batched = np.ndim(u) == 3
         U = self._inputs(u)
-        B, T, _ = U.shape
-        x = np.zeros((B, self.hidden_size))
-        if x0 is not None:
-            x = x + real_array(x0, "x0", ndim=(1, 2))
-            if x.shape != (B, self.hidden_size):
-                raise ValueError(f"x0 must have shape ({self.hidden_size},) or ({B}, {self.hidden_size})")
-        drive = U @ self.W_in.T + self.b  # (B, T, N): the input part of every step at once
-        a, WT, f = self.leak_rate, self.W.T, self._f
-        states = np.empty((B, T, self.hidden_size))
-        for t in range(T):
-            x = (1.0 - a) * x + a * f(drive[:, t] + x @ WT)
-            states[:, t] = x
-        return (states, x) if batched else (states[0], x[0])
+        arrays = self._arrays()
+        x = self._initial_state(x0, U.shape[0])
+        states, last = self._states(arrays.asarray(U), arrays.asarray(x), arrays)
+        states = np.ascontiguousarray(arrays.numpy(states).transpose(2, 0, 1))  # (B, T, N)
+        last = arrays.numpy(last).T.copy()  # (B, N)
+        return (states, last) if batched else (states[0], last[0])
 
-    def _features(self, U: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """``[1; u_t; x_t]`` rows, shape ``(..., 1 + d + N)`` (``u`` left out unless ``include_input``)."""
-        ones = np.ones((*X.shape[:-1], 1))
-        return np.concatenate([ones, U, X] if self.include_input else [ones, X], axis=-1)
+    def _features(self, U, X, arrays):
+        """``[1; u_t; x_t]`` rows ``(B, T, 1 + d + N)`` from ``U`` ``(B, T, d)`` and ``X`` ``(B, T, N)``
+        (``u`` left out unless ``include_input``)."""
+        d = U.shape[-1] if self.include_input else 0
+        Z = arrays.empty(*X.shape[:-1], 1 + d + X.shape[-1])
+        Z[..., 0] = 1.0
+        if d:
+            Z[..., 1 : 1 + d] = U
+        Z[..., 1 + d :] = X
+        return Z
 
     # ------------------------------------------------------------------ training
 
@@ -254,22 +304,26 @@ class EchoStateNetwork:
         """
         U = self._inputs(u)
         Y = real_array(y, "y", ndim=(1, 2, 3))
-        self.output_ndim_ = Y.ndim if np.ndim(u) == 3 else Y.ndim + 1
+        output_ndim = Y.ndim if np.ndim(u) == 3 else Y.ndim + 1
         if Y.ndim == 1:
             Y = Y[:, None]
         if Y.ndim == 2:
             Y = Y[None]
         if Y.shape[:2] != U.shape[:2]:
             raise ValueError(f"y must have the batch and time axes of u, got {Y.shape[:2]} and {U.shape[:2]}")
-        T = U.shape[1]
+        B, T, _ = U.shape
         if self.washout >= T:
-            raise ValueError(f"washout must be smaller than the sequence length {T}, got {self.washout}")
-        X, _ = self.run(U)
-        Z = self._features(U, X)[:, self.washout :].reshape(-1, self._n_features())
-        W = ridge_readout(Z, Y[:, self.washout :].reshape(len(Z), -1), self.ridge)
-        self.W_out_ = W.T  # (m, p)
+            raise ValueError(f"fit needs more than washout={self.washout} steps, got {T}")
+        arrays, w = self._arrays(), self.washout
+        U_ = arrays.asarray(U)
+        states, last = self._states(U_, arrays.asarray(self._initial_state(None, B)), arrays)  # (T, N, B)
+        X = arrays.transpose(states, 2, 0, 1)  # (B, T, N)
+        Z = self._features(U_[:, w:], X[:, w:], arrays).reshape(-1, self._n_features())  # (B (T - w), p)
+        W = _ridge(Z, arrays.asarray(Y[:, w:].reshape(len(Z), -1)), self.ridge, arrays)  # (p, m)
+        self.W_out_ = arrays.numpy(W).T  # (m, p)
+        self.output_ndim_ = output_ndim
         self.output_size_ = W.shape[1]
-        self.last_state_ = X[:, -1].copy()
+        self.last_state_ = arrays.numpy(last).T.copy()  # (B, N)
         return self
 
     def _n_features(self) -> int:
@@ -285,9 +339,14 @@ class EchoStateNetwork:
         Returns ``(T, m)`` (``(B, T, m)`` for batched ``u``; ``(T,)`` if trained on 1-D targets).
         """
         self._check_fitted()
-        X, _ = self.run(u, x0)
-        U = self._inputs(u) if X.ndim == 3 else self._inputs(u)[0]
-        out = self._features(U, X) @ self.W_out_.T
+        batched = np.ndim(u) == 3
+        U = self._inputs(u)
+        arrays = self._arrays()
+        U_ = arrays.asarray(U)
+        states, _ = self._states(U_, arrays.asarray(self._initial_state(x0, U.shape[0])), arrays)
+        X = arrays.transpose(states, 2, 0, 1)  # (B, T, N)
+        out = arrays.numpy(self._features(U_, X, arrays) @ arrays.asarray(self.W_out_.T))  # (B, T, m)
+        out = out if batched else out[0]
         return out[..., 0] if self.output_ndim_ == 2 and self.output_size_ == 1 else out
 
     def generate(self, n_steps: int, warmup) -> np.ndarray:
@@ -314,14 +373,30 @@ class EchoStateNetwork:
         U = self._inputs(warmup, "warmup")
         if U.shape[0] != 1:
             raise ValueError("warmup must be a single sequence, (T_w,) or (T_w, d)")
-        _, x = self.run(U[0])
-        u = U[0, -1]
-        a, f, out = self.leak_rate, self._f, np.empty((n, self.input_size))
-        for t in range(n):
-            u = self._features(u, x) @ self.W_out_.T
-            out[t] = u
-            x = (1.0 - a) * x + a * f(self.W_in @ u + self.W @ x + self.b)
+        arrays = self._arrays()
+        _, x = self._states(arrays.asarray(U), arrays.asarray(self._initial_state(None, 1)), arrays)  # (N, 1)
+        out = arrays.numpy(self._closed_loop(n, arrays.asarray(U[0, -1:].T), x, arrays))  # (n, d)
         return out[:, 0] if one_d else out
+
+    def _closed_loop(self, n: int, u, x, arrays):
+        r"""``n`` outputs fed back as inputs, from the last input ``u`` ``(d, 1)`` and state ``x`` ``(N, 1)``.
+
+        Columns again: :math:`\hat u = W_{out} z` with :math:`z = [1; \hat u; x]`, then the
+        update with the drive :math:`W_{in} \hat u + b`. Returns ``(n, d)``.
+        """
+        W_in, b = arrays.asarray(self.W_in), arrays.asarray(self.b)[:, None]
+        W_out = arrays.asarray(self.W_out_)  # (d, p)
+        W, a, f = arrays.recurrent(self.W), self.leak_rate, self._f(arrays)
+        d = self.input_size if self.include_input else 0
+        z = arrays.empty(self._n_features(), 1)
+        z[0] = 1.0
+        out = arrays.empty(n, self.input_size)
+        for t in range(n):
+            z[1 : 1 + d], z[1 + d :] = u[:d], x
+            u = W_out @ z  # (d, 1)
+            out[t] = u[:, 0]
+            x = _leaky_step(x, W_in @ u + b, W, a, f)
+        return out
 
 
 spectral_radius_of = spectral_radius  # the constructor's argument shadows the function's name
