@@ -204,3 +204,165 @@ def test_importing_the_package_loads_neither_scipy_nor_torch():
     code = "import sys, seqlearn.reservoir; print(sorted({'scipy', 'torch'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------------- draws and validation
+
+
+def test_default_draws_follow_the_documented_recipe():
+    """Seeded networks are the documented draw (so results quoted from a seed stay put):
+    mask U(0, 1) < density, values U(-1, 1), rescaled to rho; then W_in U(-s, s), b U(-s_b, s_b)."""
+    N, rho, s, s_b = 50, 1.1, 0.7, 0.3
+    esn = EchoStateNetwork(2, N, spectral_radius=rho, input_scaling=s, bias_scaling=s_b, density=0.2, seed=9)
+    rng = np.random.default_rng(9)
+    mask = rng.random((N, N)) < 0.2
+    W = np.where(mask, rng.uniform(-1.0, 1.0, (N, N)), 0.0)
+    W *= rho / np.abs(np.linalg.eigvals(W)).max()
+    np.testing.assert_allclose(esn.W, W, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(esn.W_in, rng.uniform(-s, s, (N, 2)))
+    np.testing.assert_array_equal(esn.b, rng.uniform(-s_b, s_b, N))
+
+
+def test_bernoulli_inputs_and_normal_reservoir_weights():
+    esn = EchoStateNetwork(
+        1,
+        300,
+        spectral_radius=0.95,
+        input_scaling=0.4,
+        density=0.2,
+        input_distribution="bernoulli",
+        reservoir_distribution="normal",
+        seed=0,
+    )
+    assert set(np.unique(esn.W_in)) == {-0.4, 0.4}
+    assert 0.4 < (esn.W_in > 0).mean() < 0.6
+    assert np.abs(np.linalg.eigvals(esn.W)).max() == pytest.approx(0.95, rel=1e-8)
+    v = esn.W[esn.W != 0]
+    kurtosis = ((v - v.mean()) ** 4).mean() / v.var() ** 2  # 3 for a normal, 1.8 for a uniform
+    assert kurtosis == pytest.approx(3.0, abs=0.15)
+    assert len(v) / esn.W.size == pytest.approx(0.2, abs=0.01)
+
+
+def test_sparse_reservoir_update_equals_a_plain_loop():
+    """From 400 units on a sparse W multiplies in CSR form: the same states as the dense loop."""
+    esn = EchoStateNetwork(1, 450, spectral_radius=1.2, leak_rate=0.4, density=0.05, seed=4)
+    u = np.random.default_rng(5).uniform(-1, 1, 60)
+    states, _ = esn.run(u)
+    x = np.zeros(450)
+    for t in range(60):
+        x = 0.6 * x + 0.4 * np.tanh(esn.W_in[:, 0] * u[t] + esn.W @ x + esn.b)
+        np.testing.assert_allclose(states[t], x, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"spectral_radius": -1.0}, r"spectral_radius must be a finite real number > 0, got -1"),
+        ({"spectral_radius": float("inf")}, r"spectral_radius must be a finite real number > 0"),
+        ({"leak_rate": 0.0}, r"leak_rate must be a finite real number in \(0, 1\], got 0"),
+        ({"leak_rate": 1.01}, r"leak_rate must be a finite real number in \(0, 1\], got 1.01"),
+        ({"input_scaling": -0.5}, r"input_scaling must be a finite real number >= 0, got -0.5"),
+        ({"bias_scaling": -0.5}, r"bias_scaling must be a finite real number >= 0, got -0.5"),
+        ({"ridge": -1e-8}, r"ridge must be a finite real number >= 0, got -1e-08"),
+        ({"ridge": float("nan")}, r"ridge must be a finite real number >= 0, got nan"),
+        ({"density": 0.0}, r"density must be a finite real number in \(0, 1\], got 0"),
+        ({"density": 1.5}, r"density must be a finite real number in \(0, 1\], got 1.5"),
+        ({"washout": -1}, r"washout"),
+        ({"input_distribution": "normal"}, r"input_distribution must be one of \['uniform', 'bernoulli'\]"),
+        ({"reservoir_distribution": "bernoulli"}, r"reservoir_distribution must be one of \['uniform', 'normal'\]"),
+        ({"device": "not-a-device"}, r"device='not-a-device' is not a device name"),
+    ],
+)
+def test_out_of_range_hyperparameters_name_the_parameter_and_the_range(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        EchoStateNetwork(1, 5, **kwargs)
+
+
+def test_a_sequence_no_longer_than_the_washout_is_refused():
+    esn = EchoStateNetwork(1, 5, washout=20, density=1.0, seed=0)
+    with pytest.raises(ValueError, match=r"fit needs more than washout=20 steps, got 20"):
+        esn.fit(np.zeros(20), np.zeros(20))
+    with pytest.raises(ValueError, match=r"fit needs more than washout=20 steps, got 7"):
+        esn.fit(np.zeros((3, 7, 1)), np.zeros((3, 7, 1)))
+    esn.fit(np.zeros(21) + 0.1, np.zeros(21))  # one step past the washout is enough
+
+
+def test_fit_on_collinear_states_warns_ill_conditioned():
+    """Zero input into a linear reservoir with no bias: every state is 0, Z^T Z is singular at ridge 0."""
+    esn = EchoStateNetwork(1, 8, activation="identity", bias_scaling=0.0, ridge=0.0, washout=5, density=1.0, seed=0)
+    with pytest.warns(IllConditionedWarning, match="ridge=0"):
+        esn.fit(np.zeros(40), np.random.default_rng(0).normal(size=40))
+    assert np.isfinite(esn.W_out_).all()
+
+
+# ---------------------------------------------------------------------- the torch path
+
+
+def _assert_paths_agree(device, N):
+    """The torch path on ``device`` against the NumPy path: states, readout, predictions, free run."""
+    kw = dict(spectral_radius=1.1, leak_rate=0.5, bias_scaling=0.3, density=0.1, ridge=1e-2, washout=50, seed=2)
+    ref, dev = EchoStateNetwork(1, N, **kw), EchoStateNetwork(1, N, device=device, **kw)
+    np.testing.assert_array_equal(dev.W, ref.W)  # the same draw
+    y = mackey_glass(700, discard=100, squash=True)
+    u = np.random.default_rng(3).uniform(-1, 1, (3, 40, 1))
+    x0 = np.random.default_rng(4).uniform(-1, 1, (3, N))
+    for got, want in zip(dev.run(u, x0), ref.run(u, x0)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    ref.fit(y[:-1], y[1:])
+    dev.fit(y[:-1], y[1:])
+    scale = np.abs(ref.W_out_).max()
+    np.testing.assert_allclose(dev.W_out_, ref.W_out_, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(dev.last_state_, ref.last_state_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dev.predict(y[:200]), ref.predict(y[:200]), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(dev.generate(50, y[:200]), ref.generate(50, y[:200]), rtol=0, atol=1e-10)
+    assert isinstance(dev.predict(y[:10]), np.ndarray) and dev.predict(y[:10]).shape == (10,)
+
+
+@pytest.mark.parametrize("N", [30, 450])  # NumPy: dense and CSR products
+def test_torch_path_on_cpu_equals_the_numpy_path(N):
+    _assert_paths_agree("cpu", N)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("N", [30, 450])
+def test_torch_path_on_cuda_equals_the_numpy_path(N):
+    _assert_paths_agree("cuda", N)
+
+
+@pytest.mark.parametrize("device", [None, "cpu"])
+def test_ridge_readout_on_either_path_equals_the_naive_closed_form(device):
+    rng = np.random.default_rng(0)
+    Z, Y = rng.normal(size=(15, 4)), rng.normal(size=(15, 2))
+    for lam in (0.0, 1e-3, 2.5):
+        naive = np.linalg.inv(Z.T @ Z + lam * np.eye(4)) @ Z.T @ Y
+        got = ridge_readout(Z, Y, lam, device=device)
+        assert isinstance(got, np.ndarray) and got.shape == (4, 2)
+        np.testing.assert_allclose(got, naive, rtol=1e-10, atol=1e-12)
+    assert ridge_readout(Z, Y[:, 0], 0.1, device=device).shape == (4,)
+
+
+def test_ill_conditioned_ridge_problem_warns_on_the_torch_path_too():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(50, 1))
+    Z = np.concatenate([z, z, rng.normal(size=(50, 1))], axis=1)
+    Y = rng.normal(size=50)
+    with pytest.warns(IllConditionedWarning, match="ridge"):
+        W = ridge_readout(Z, Y, 0.0, device="cpu")
+    with pytest.warns(IllConditionedWarning):
+        np.testing.assert_allclose(W, ridge_readout(Z, Y, 0.0), rtol=1e-8, atol=1e-10)
+
+
+def test_the_numpy_path_runs_without_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from seqlearn.reservoir import EchoStateNetwork\n"
+        "u = np.sin(np.arange(300) / 5)\n"
+        "esn = EchoStateNetwork(1, 20, washout=20, seed=0).fit(u[:-1], u[1:])\n"
+        "esn.predict(u[:50]); esn.generate(5, u[:50])\n"
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
