@@ -4,6 +4,8 @@
 scaled to a spectral radius, ridge readout, open-loop prediction and closed-loop
 generation); :mod:`~seqlearn.reservoir.diagnostics` the echo-state-property check, Jaeger's
 memory capacity and the NRMSE. The Mackey-Glass series is :func:`seqlearn.tasks.mackey_glass`.
+``device=`` (``"cpu"``, ``"cuda"``, ...) runs a network's state updates and ridge solve in
+torch float64 on that device; the default ``None`` stays in NumPy and never imports torch.
 """
 
 from .diagnostics import echo_state_distance, memory_capacity, nrmse

@@ -4,7 +4,7 @@ r"""The two array namespaces an echo state network runs on: NumPy float64 and to
 its ridge solve once, against the few operations below; ``device=None`` picks
 :class:`NumPyArrays` (no torch import), a device :class:`TorchArrays` on that device. Both
 satisfy the same interface: ``asarray`` (to the namespace's float64 array), ``numpy`` (back to
-NumPy), ``empty``, ``eye``, ``transpose``, ``tanh``, ``recurrent`` (the matrix :math:`W` in the form its
+NumPy), ``empty``, ``transpose``, ``tanh``, ``recurrent`` (the matrix :math:`W` in the form its
 products are fastest in) and ``solve_pos`` (a symmetric positive definite solve by Cholesky).
 """
 
@@ -53,9 +53,6 @@ class NumPyArrays:
     def empty(self, *shape: int) -> np.ndarray:
         return np.empty(shape)
 
-    def eye(self, n: int) -> np.ndarray:
-        return np.eye(n)
-
     def transpose(self, a: np.ndarray, *axes: int) -> np.ndarray:
         return a.transpose(axes)
 
@@ -101,9 +98,6 @@ class TorchArrays:
 
     def empty(self, *shape: int):
         return self.torch.empty(shape, dtype=self.torch.float64, device=self.device)
-
-    def eye(self, n: int):
-        return self.torch.eye(n, dtype=self.torch.float64, device=self.device)
 
     def transpose(self, a, *axes: int):
         return a.permute(axes)

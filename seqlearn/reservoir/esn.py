@@ -9,7 +9,8 @@ With input :math:`u_t \in \mathbb R^{d}`, state :math:`x_t \in \mathbb R^{N}` an
     y_t = W_{out} [1; u_t; x_t].
 
 :math:`W` (``(N, N)``) is sparse and random, rescaled to the spectral radius
-:math:`\rho(W)`; :math:`W_{in}` (``(N, d)``) and :math:`b` (``(N,)``) are uniform; only
+:math:`\rho(W)`; :math:`W_{in}` (``(N, d)``) and :math:`b` (``(N,)``) are uniform (or
+:math:`W_{in} = \pm s`, and :math:`W`'s entries normal, on request); only
 :math:`W_{out}` (``(m, 1 + d + N)``) is learned, by ridge regression on the states after a
 washout: with the feature rows :math:`z_t = [1; u_t; x_t]` stacked in :math:`Z`,
 
@@ -52,15 +53,15 @@ def spectral_radius(W) -> float:
     # circle, and ARPACK's k=1 from a random start may stop at the wrong one
     k = min(8, n - 2)
     A = csr_array(W) if sparse_enough(W) else W
-    vals = eigs(
-        A, k=k, which="LM", v0=np.ones(n), ncv=min(n, 4 * k + 1), tol=1e-12, maxiter=100 * n, return_eigenvectors=False
-    )
+    vals = eigs(A, k, which="LM", v0=np.ones(n), ncv=min(n, 60), tol=1e-12, maxiter=100 * n, return_eigenvectors=False)
     return float(np.abs(vals).max())
 
 
 def _ridge(Z, Y, beta: float, arrays):
     r""":math:`(Z^\top Z + \beta I)^{-1} Z^\top Y` in ``arrays``' namespace; ``Z`` ``(T, p)``, ``Y`` ``(T, m)``."""
-    A = Z.T @ Z + beta * arrays.eye(Z.shape[1])  # (p, p)
+    p = Z.shape[1]
+    A = Z.T @ Z  # (p, p)
+    A.reshape(-1)[:: p + 1] += beta  # + beta I, through a strided view of the diagonal (no p x p identity)
     return arrays.solve_pos(A, Z.T @ Y, beta)  # (p, m)
 
 
@@ -127,7 +128,10 @@ class EchoStateNetwork:
         Fraction of non-zero entries of :math:`W`, in (0, 1].
     input_distribution : ``"uniform"`` or ``"bernoulli"``
         :math:`W_{in}` entries :math:`U(-s, s)` (the default), or :math:`\pm s` with equal
-        probability (ReservoirPy's choice: every unit is driven equally hard).
+        probability (ReservoirPy's choice: every unit is driven equally hard). With a strongly
+        recurrent reservoir (:math:`\rho = 1.25`, leak 0.3), :math:`\pm s` inputs gave a one-step
+        Mackey-Glass NRMSE about 2 times (300 units) to 10 times (2000 units) lower over three
+        seeds: units that barely see the input keep echoing their own past.
     reservoir_distribution : ``"uniform"`` or ``"normal"``
         The non-zero entries of :math:`W` before the rescaling to ``spectral_radius``:
         :math:`U(-1, 1)` (the default) or :math:`\mathcal N(0, 1)` (ReservoirPy's choice).
