@@ -657,3 +657,13 @@ def test_a_step_that_hands_back_the_callers_state_is_told_to_return_a_new_array(
 
     message = _failure(name, aliasing)
     assert f"it returned an array of its argument {argument!r} itself instead of a new array" in message
+
+
+@pytest.mark.parametrize("name", ["ridge_readout", "memory_capacity"])
+def test_the_reservoir_functions_behind_the_exercises_refuse_to_run_under_grading(name):
+    import seqlearn.reservoir
+
+    package_function = getattr(seqlearn.reservoir, name)
+    message = _failure(name, lambda *args, **kwargs: package_function(*args, **kwargs))
+    assert message.startswith(f"{name} scores zero:") and REFUSAL in message
+    assert "seqlearn's seqlearn.reservoir." in message

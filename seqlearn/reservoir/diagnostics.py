@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..guard import reference
 from ..validation import generator, integer, real, real_array
 from .esn import EchoStateNetwork, ridge_readout
 
@@ -48,6 +49,7 @@ def echo_state_distance(esn: EchoStateNetwork, u, *, scale: float = 1.0, seed=No
     return np.concatenate([[first], np.linalg.norm(states[0] - states[1], axis=-1)])
 
 
+@reference
 def memory_capacity(states, u, k_max: int, *, train_fraction: float = 0.5, ridge: float = 0.0):
     r"""Jaeger's (2002) memory capacity :math:`MC = \sum_{k=1}^{k_{max}} r^2(u_{t-k}, \hat u_{t-k})`.
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..guard import reference
 from ..validation import choice, flag, generator, integer, real, real_array
 from ._arrays import IllConditionedWarning, arrays_for, sparse_enough
 
@@ -65,6 +66,7 @@ def _ridge(Z, Y, beta: float, arrays):
     return arrays.solve_pos(A, Z.T @ Y, beta)  # (p, m)
 
 
+@reference
 def ridge_readout(Z, Y, ridge: float, *, device=None) -> np.ndarray:
     r"""The ridge solution :math:`W = (Z^\top Z + \beta I)^{-1} Z^\top Y` without an inverse.
 
