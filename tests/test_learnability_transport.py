@@ -23,7 +23,11 @@ from seqlearn.learnability.models import (
     run,
 )
 from seqlearn.learnability.transport import (
+    adaptive_rates,
+    base_rates,
     envelope,
+    rayleigh_rates,
+    recurrent_matrices,
     spectrum_envelope,
     tau_const,
     transport,
@@ -264,6 +268,49 @@ def test_envelope_averages_the_l1_mass_over_sequences_and_window_ends():
     torch.testing.assert_close(envelope(gamma, lr=0.5), by_hand.reshape(1))
 
 
+# --- brief 4.4 item 4: adaptive base rates ---------------------------------------------------------
+
+
+def test_rayleigh_rates_constant_isotropic_and_zero_states():
+    g = torch.Generator().manual_seed(0)
+    h = torch.randn(5, 7, 6, generator=g, dtype=torch.float64)
+    c = 0.013
+    torch.testing.assert_close(rayleigh_rates(torch.full((6, 6), c, **F64), h), torch.full((5, 7, 6), c, **F64))
+    lam = torch.rand(6, 6, generator=g, dtype=torch.float64)
+    iso = torch.sign(h) * 0.4  # every |h_j| equal
+    row_mean = lam.mean(dim=1).expand(5, 7, 6)
+    torch.testing.assert_close(rayleigh_rates(lam, iso), row_mean)
+    torch.testing.assert_close(rayleigh_rates(lam, torch.zeros(2, 6, **F64)), row_mean[0, :2])
+    by_hand = torch.stack([(lam[q] * h[1, 2] ** 2).sum() / (h[1, 2] ** 2).sum() for q in range(6)])
+    torch.testing.assert_close(rayleigh_rates(lam, h)[1, 2], by_hand)
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_adam_rates_are_the_step_adam_took(arch):
+    """After one Adam step the update is -lr g / (|g| + eps), so lambda = -(step) / g, from the update itself."""
+    cell = _tiny(arch, scale=1.0)
+    optimizer = torch.optim.Adam(cell.parameters(), lr=0.01)
+    before = [p.detach().clone() for p, _ in recurrent_matrices(cell)]
+    run(cell, _inputs(4, 6, 3)).h[:, -1].pow(2).sum().backward()
+    grads = [p.grad.detach().clone() for p, _ in recurrent_matrices(cell)]
+    optimizer.step()
+    expected = torch.stack(
+        [((b - p.detach()) / g)[rows] for (p, rows), b, g in zip(recurrent_matrices(cell), before, grads)]
+    ).mean(dim=0)
+    torch.testing.assert_close(adaptive_rates(cell, optimizer), expected, rtol=1e-6, atol=0)
+
+
+def test_base_rates_use_the_presynaptic_state_of_the_perturbation():
+    cell = _tiny("diag")
+    traj = run(cell, _inputs(2, 8, 3))
+    lam = torch.rand(4, 4, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    rates = base_rates(traj, [1, 3, 8], lam)
+    assert rates.shape == (2, 3, 8, 4)
+    torch.testing.assert_close(rates[:, 1, 7], rayleigh_rates(lam, traj.h[:, 8 - 3 - 1]))  # t = 8, l = 3: h_4
+    torch.testing.assert_close(rates[:, 2, 7], lam.mean(dim=1).expand(2, 4))  # k = 0: no presynaptic state
+    assert rates[:, 1, :2].isnan().all()
+
+
 # --- bad input ------------------------------------------------------------------------------------
 
 
@@ -300,6 +347,14 @@ def test_bad_input_is_refused_with_a_clear_error():
         envelope(torch.zeros(3, 4))
     with pytest.raises(ValueError, match="lr must be"):
         envelope(torch.zeros(1, 1, 1, 1), lr=0.0)
+    with pytest.raises(ValueError, match="lam must have shape"):
+        rayleigh_rates(torch.zeros(3, 4, **F64), torch.zeros(2, 4, **F64))
+    with pytest.raises(TypeError, match="optimizer must be"):
+        adaptive_rates(cell, torch.optim.SGD(cell.parameters(), lr=0.1))
+    with pytest.raises(ValueError, match="taken a step"):
+        adaptive_rates(cell, torch.optim.Adam(cell.parameters(), lr=0.1))
+    with pytest.raises(TypeError, match="cell must be"):
+        recurrent_matrices(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="write gates"):
         spectrum_envelope([0.5, 1.0], [1, 2])
 

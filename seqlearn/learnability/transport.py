@@ -36,6 +36,11 @@ a diagonal entry):
 :math:`\Gamma_{t,\ell} = e^{L_t - L_{t-\ell}} (1 + P_t - P_{t-\ell})`: :func:`transport`
 computes all lags and window ends at once; :func:`transport_loop` is the plain per-window product
 and sum, the readable reference the tests hold it to.
+
+**Adaptive optimisers.** Adam's per-weight rates :math:`\lambda_{qj} = \eta / (\sqrt{\hat v_{qj}}
++ \epsilon)` (:func:`adaptive_rates`, averaged over the recurrent matrices) reach neuron :math:`q`
+as the Rayleigh quotient with the presynaptic state, :math:`\Lambda^{(q)} = \sum_j \lambda_{qj}
+h_j^2 / \sum_j h_j^2` (:func:`rayleigh_rates`, :func:`base_rates`), and :math:`\mu = \Lambda \Gamma`.
 """
 
 from __future__ import annotations
@@ -55,6 +60,10 @@ __all__ = [
     "transport_terms",
     "transport",
     "transport_loop",
+    "recurrent_matrices",
+    "adaptive_rates",
+    "rayleigh_rates",
+    "base_rates",
     "envelope",
     "spectrum_envelope",
 ]
@@ -202,11 +211,91 @@ def transport_loop(traj: Trajectory, lags, order: int = 1) -> torch.Tensor:
     return gamma
 
 
+def recurrent_matrices(cell) -> list[tuple[torch.nn.Parameter, slice]]:
+    r"""The cell's :math:`H \times H` recurrent matrices, as (parameter, rows) pairs.
+
+    :math:`W_h` (and :math:`U_s` for DiagGate); the GRU's :math:`W_{hr}, W_{hz}, W_{hn}` and the
+    LSTM's :math:`W_{hi}, W_{hf}, W_{hg}, W_{ho}`, each a row block of ``W_hh``.
+    """
+    if isinstance(cell, (GRUCell, LSTMCell)):
+        return [(cell.W_hh, cell.gate_rows(name)) for name in cell.gate_names]
+    if isinstance(cell, LeakyGatedCell):
+        H = cell.hidden_size
+        pairs = [(cell.W_h, slice(0, H))]
+        return [*pairs, (cell.U_s, slice(0, H))] if isinstance(cell, DiagGate) else pairs
+    raise TypeError(f"cell must be one of the five architectures' cells, got {type(cell).__name__}")
+
+
+def adaptive_rates(cell, optimizer: torch.optim.Optimizer) -> torch.Tensor:
+    r"""Adam's (or RMSProp's) per-weight rates, averaged over the cell's recurrent matrices: ``(H, H)`` float64.
+
+    .. math::
+        \lambda_{qj} = \frac{\eta}{\sqrt{\hat v_{qj}} + \epsilon}, \qquad
+        \hat v = \frac{v}{1 - \beta_2^{n}} \ \text{(Adam, AdamW)}, \quad \hat v = v \ \text{(RMSProp)},
+
+    read from ``optimizer``'s state after :math:`n \ge 1` steps (the first moment is ignored), the
+    mean taken over :func:`recurrent_matrices`.
+    """
+    if not isinstance(optimizer, (torch.optim.Adam, torch.optim.AdamW, torch.optim.RMSprop)):
+        raise TypeError(f"optimizer must be torch.optim.Adam, AdamW or RMSprop, got {type(optimizer).__name__}")
+    blocks = []
+    for p, rows in recurrent_matrices(cell):
+        group = next((g for g in optimizer.param_groups if any(q is p for q in g["params"])), None)
+        state = optimizer.state.get(p, {})
+        if group is None or not state:
+            raise ValueError("optimizer must hold the cell's recurrent matrices and have taken a step")
+        if isinstance(optimizer, torch.optim.RMSprop):
+            v = _f64(state["square_avg"])
+        else:
+            step = float(state["step"])
+            v = _f64(state["exp_avg_sq"]) / (1 - group["betas"][1] ** step)
+        blocks.append(group["lr"] / (torch.sqrt(v[rows]) + group["eps"]))  # (H, H)
+    return torch.stack(blocks).mean(dim=0)
+
+
+def rayleigh_rates(lam: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    r"""Per-neuron base rates :math:`\Lambda^{(q)} = \sum_j \lambda_{qj} h_j^2 / \sum_j h_j^2` (float64).
+
+    ``lam`` ``(H, H)``, ``h`` the presynaptic state ``(..., H)``; where :math:`h = 0` the row mean
+    :math:`\frac1H \sum_j \lambda_{qj}` (also what isotropic states give). Returns ``(..., H)``.
+    """
+    if not isinstance(lam, torch.Tensor) or not isinstance(h, torch.Tensor):
+        raise TypeError("lam and h must be torch.Tensors")
+    H = h.shape[-1]
+    if lam.shape != (H, H):
+        raise ValueError(f"lam must have shape (H, H) = ({H}, {H}) for h's last dimension, got {tuple(lam.shape)}")
+    lam, h2 = _f64(lam), _f64(h) ** 2
+    norm = h2.sum(dim=-1, keepdim=True)  # (..., 1)
+    quotient = (h2 @ lam.T) / torch.where(norm > 0, norm, torch.ones_like(norm))  # (..., H)
+    return torch.where(norm > 0, quotient, lam.mean(dim=1).expand_as(quotient))
+
+
+def base_rates(traj: Trajectory, lags, lam: torch.Tensor) -> torch.Tensor:
+    r""":math:`\Lambda^{(q)}_{t,\ell}`, aligned with :func:`transport`: ``(B, len(lags), T, H)`` float64.
+
+    The Rayleigh rate (:func:`rayleigh_rates`) at the presynaptic state of the perturbation time
+    :math:`k = t - \ell`, :math:`h_{k-1}` (the row mean when :math:`k = 0`); NaN where
+    :math:`t < \ell`. Then :math:`\mu = \Lambda \Gamma` and ``envelope(mu)`` is the adaptive envelope.
+    """
+    if not isinstance(traj, Trajectory):
+        raise TypeError(f"traj must be a seqlearn.learnability.models.Trajectory (from run), got {type(traj).__name__}")
+    h = _f64(traj.h)  # h_0..h_T, (B, T + 1, H)
+    B, T, H = h.shape[0], h.shape[1] - 1, h.shape[2]
+    lag = torch.as_tensor(_lags(lags, T), device=h.device)  # (n,)
+    padded = torch.cat([h.new_zeros(B, 1, H), h], dim=1)  # index k holds h_{k-1}; h_{-1} := 0, (B, T + 2, H)
+    t = torch.arange(1, T + 1, device=h.device)
+    k = (t[None, :] - lag[:, None]).clamp_min(0)  # perturbation times, (n, T)
+    rates = rayleigh_rates(lam.to(h.device), padded[:, k])  # (B, n, T, H)
+    valid = (t[None, :] >= lag[:, None])[None, :, :, None]
+    return torch.where(valid, rates, torch.full_like(rates, math.nan))
+
+
 def envelope(gamma: torch.Tensor, lr: float = 1.0) -> torch.Tensor:
     r"""The SGD envelope :math:`\hat f(\ell) = \mathrm{mean}_{b,t} \sum_q |\eta\, \Gamma^{(q)}_{b,t,\ell}|`.
 
     ``gamma`` ``(B, n, T, H)`` from :func:`transport` (NaN outside the windows); the mean runs
-    over sequences and the :math:`T - \ell + 1` window ends of each lag. Returns ``(n,)``.
+    over sequences and the :math:`T - \ell + 1` window ends of each lag. Returns ``(n,)``. For
+    an adaptive optimiser pass :math:`\mu = \Lambda \Gamma` (``base_rates(...) * gamma``) and ``lr=1``.
     """
     if not isinstance(gamma, torch.Tensor):
         raise TypeError(f"gamma must be a torch.Tensor (from transport), got {type(gamma).__name__}")
