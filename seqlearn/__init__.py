@@ -8,11 +8,12 @@ One subpackage per chapter:
   its training, the NLM + n-gram mixture, embeddings.
 * :mod:`seqlearn.rnn` (Chapter 3): the Elman RNN, backpropagation through time, Jacobian
   products and the spectral radius, gradient clipping, RNN language and task models.
-* :mod:`seqlearn.gated` and :mod:`seqlearn.reservoir` (Chapter 4, being written): LSTM and
-  GRU cells equal to torch.nn's, with gate and memory diagnostics; echo state networks,
-  the echo-state property, memory capacity.
-* Chapters 5 and 6 will add ``seqlearn.learnability`` (the learnability window of gated
-  RNNs) and ``seqlearn.lowrank`` (learning dynamics of low-rank RNNs).
+* :mod:`seqlearn.gated` and :mod:`seqlearn.reservoir` (Chapter 4): LSTM and GRU cells equal
+  to torch.nn's, their language and task models, gate and memory diagnostics; echo state
+  networks, the echo-state property, memory capacity.
+* :mod:`seqlearn.learnability` (Chapter 5, being written): alpha-stable tools, the
+  learnability window and its closed forms, the five gated architectures and their transport
+  factors. Chapter 6 will add ``seqlearn.lowrank`` (learning dynamics of low-rank RNNs).
 
 Shared parts: :mod:`seqlearn.data` (vocabularies, synthetic corpora, downloads),
 :mod:`seqlearn.tasks` (synthetic sequence tasks), :mod:`seqlearn.losses` (the masked loss),

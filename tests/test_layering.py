@@ -74,6 +74,9 @@ LIGHT = [
     "seqlearn.lm",
     "seqlearn.gated",
     "seqlearn.reservoir",
+    "seqlearn.learnability",
+    "seqlearn.learnability.stable",
+    "seqlearn.learnability.window",
 ]
 HEAVY = ("scipy", "torch", "seqlearn.grading")
 

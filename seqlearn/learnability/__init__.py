@@ -6,5 +6,54 @@ how far back its gradients merely survive? :mod:`~seqlearn.learnability.stable` 
 :math:`\kappa_\alpha = \alpha / (\alpha - 1)`); :mod:`~seqlearn.learnability.window` the
 detectability statistics (SNR, :math:`N_{req}(\ell)`, the window :math:`H_N`, its closed forms and
 the master law); :mod:`~seqlearn.learnability.transport` the five architectures' transport factors
-:math:`\Gamma`.
+:math:`\Gamma`; :mod:`~seqlearn.learnability.models` the five architectures (ConstGate,
+SharedGate, DiagGate, and Chapter 4's GRU and LSTM cells) with their gate intermediates. Everything
+loads on first use: importing ``seqlearn.learnability`` loads neither scipy nor torch.
 """
+
+from .._lazy import lazy_exports
+
+_LAZY = {
+    "stable": ["kappa", "sample_stable", "StableFit", "ecf_alpha", "mcculloch_alpha", "BootstrapCI", "bootstrap_alpha"],
+    "window": [
+        "snr",
+        "required_samples",
+        "required_samples_continuous",
+        "learnability_window",
+        "window_exponential",
+        "window_power",
+        "window_logarithmic",
+        "MasterLaw",
+        "master_law_monte_carlo",
+    ],
+    "models": [
+        "LeakyGates",
+        "LeakyGatedCell",
+        "ConstGate",
+        "SharedGate",
+        "DiagGate",
+        "gru",
+        "lstm",
+        "ARCHITECTURES",
+        "build",
+        "Trajectory",
+        "run",
+        "architecture_of",
+    ],
+    "transport": [
+        "tau_const",
+        "transport_terms",
+        "transport",
+        "transport_loop",
+        "recurrent_matrices",
+        "adaptive_rates",
+        "rayleigh_rates",
+        "base_rates",
+        "envelope",
+        "spectrum_envelope",
+    ],
+}
+
+__all__ = [name for names in _LAZY.values() for name in names]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
