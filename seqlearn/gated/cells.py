@@ -46,6 +46,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..seeding import torch_generator
 from ..validation import flag, integer, real
 
 __all__ = ["LSTMGates", "GRUGates", "LSTMCell", "GRUCell", "init_forget_bias", "check_input", "check_state"]
@@ -114,8 +115,7 @@ class _GatedCell(nn.Module):
 
     def reset_parameters(self, seed: int | None = None) -> None:
         r"""Every weight and bias from :math:`U(-1/\sqrt H, 1/\sqrt H)`, as torch initialises them."""
-        g = torch.Generator()
-        g.manual_seed(int(seed) if seed is not None else int(torch.randint(2**62, ()).item()))
+        g = torch_generator(seed)
         bound = 1.0 / math.sqrt(self.hidden_size)
         with torch.no_grad():
             for p in (self.W_ih, self.W_hh, self.b_ih, self.b_hh):

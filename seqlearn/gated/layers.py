@@ -24,6 +24,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from ..seeding import child_seed, torch_generator
 from ..validation import flag, integer, real
 from .cells import GRUCell, LSTMCell, check_input, check_state, init_forget_bias
 
@@ -53,9 +54,8 @@ class _GatedLayers(nn.Module):
         self.num_layers = L = integer(num_layers, "num_layers L", low=1)
         self.batch_first = flag(batch_first, "batch_first")
         self.fast = flag(fast, "fast")
-        g = torch.Generator()
-        g.manual_seed(int(seed) if seed is not None else int(torch.randint(2**62, ()).item()))
-        seeds = [int(torch.randint(2**62, (), generator=g)) for _ in range(L)]
+        g = torch_generator(seed)
+        seeds = [child_seed(g) for _ in range(L)]
         self.cells = nn.ModuleList(
             self.cell_type(D if k == 0 else H, H, seed=seeds[k], dtype=dtype, device=device) for k in range(L)
         )

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from ..rnn.model import RecurrentLM
+from ..seeding import child_seed, torch_generator
 from ..validation import choice, flag, integer, real
 from .layers import GRU, LSTM
 
@@ -29,12 +30,6 @@ __all__ = ["CELLS", "gated_layer", "GatedLM", "SequenceGated"]
 
 CELLS = {"lstm": LSTM, "gru": GRU}
 """The gated layers by name."""
-
-
-def _generator(seed: int | None) -> torch.Generator:
-    g = torch.Generator()
-    g.manual_seed(int(seed) if seed is not None else int(torch.randint(2**62, ()).item()))
-    return g
 
 
 def gated_layer(
@@ -92,9 +87,9 @@ class GatedLM(RecurrentLM):
         self.vocab_size = V = integer(vocab_size, "vocab_size", low=4)
         self.embedding_dim = m = integer(embedding_dim, "embedding_dim m", low=1)
         self.hidden_size = H = integer(hidden_size, "hidden_size H", low=1)
-        g = _generator(seed)
+        g = torch_generator(seed)
         self.E = nn.Parameter(torch.randn(V, m, generator=g) * 0.1)
-        self.rnn = gated_layer(cell, m, H, forget_bias, seed=int(torch.randint(2**62, (), generator=g)))
+        self.rnn = gated_layer(cell, m, H, forget_bias, seed=child_seed(g))
         self.cell = cell
         self.W_hy = nn.Parameter(torch.randn(V, H, generator=g) / math.sqrt(H))
         self.b_y = nn.Parameter(torch.zeros(V))
@@ -137,10 +132,8 @@ class SequenceGated(nn.Module):
         seed: int | None = None,
     ):
         super().__init__()
-        g = _generator(seed)
-        self.rnn = gated_layer(
-            cell, input_size, hidden_size, forget_bias, seed=int(torch.randint(2**62, (), generator=g))
-        )
+        g = torch_generator(seed)
+        self.rnn = gated_layer(cell, input_size, hidden_size, forget_bias, seed=child_seed(g))
         self.cell = cell
         H = self.rnn.hidden_size
         self.output_size = O = integer(output_size, "output_size O", low=1)

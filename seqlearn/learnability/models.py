@@ -53,6 +53,7 @@ from torch import nn
 
 from ..device import resolve_device
 from ..gated.cells import GRUCell, LSTMCell, check_input, check_state
+from ..seeding import torch_generator
 from ..validation import choice, flag, integer, real
 
 __all__ = [
@@ -143,8 +144,7 @@ class LeakyGatedCell(nn.Module):
 
     def reset_parameters(self, seed: int | None = None) -> None:
         r""":math:`W_x \sim U(-1/\sqrt D, 1/\sqrt D)`, :math:`b_x = 0`, :math:`W_h` orthogonal, gate at :math:`s_0`."""
-        g = torch.Generator()
-        g.manual_seed(int(seed) if seed is not None else int(torch.randint(2**62, ()).item()))
+        g = torch_generator(seed)
         D, H = self.input_size, self.hidden_size
         with torch.no_grad():
             u = torch.rand((H, D), generator=g, dtype=torch.float64)

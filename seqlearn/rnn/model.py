@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from ..lm import evaluating, model_device
+from ..seeding import child_seed, torch_generator
 from ..validation import choice, integer, real
 from .data import SentenceBatches
 
@@ -56,18 +57,6 @@ r""":math:`\phi` by name: the names of the NumPy reference (``seqlearn.rnn.NONLI
 INITS = ("random", "orthogonal", "identity")
 
 
-def _generator(seed: int | None) -> torch.Generator:
-    """A private CPU generator seeded with ``seed`` (``None``: a seed drawn from torch's global one)."""
-    g = torch.Generator()
-    g.manual_seed(int(seed) if seed is not None else int(torch.randint(2**62, ()).item()))
-    return g
-
-
-def _child_seed(g: torch.Generator) -> int:
-    """A seed for a sub-module's own generator, drawn from ``g``."""
-    return int(torch.randint(2**62, (), generator=g))
-
-
 def recurrent_init(
     hidden_size: int, init: str = "orthogonal", rho: float = 1.0, seed: int | None = None
 ) -> torch.Tensor:
@@ -83,7 +72,7 @@ def recurrent_init(
     H = integer(hidden_size, "hidden_size H", low=1)
     init = choice(init, "init", INITS)
     rho = real(rho, "the spectral radius rho", low=0)
-    g = _generator(seed)
+    g = torch_generator(seed)
     if init == "identity":
         return rho * torch.eye(H, dtype=torch.float64)
     G = torch.randn(H, H, generator=g, dtype=torch.float64) / math.sqrt(H)
@@ -131,9 +120,9 @@ class ElmanRNN(nn.Module):
         self.hidden_size = H = integer(hidden_size, "hidden_size H", low=1)
         self.nonlinearity = choice(nonlinearity, "nonlinearity", TORCH_NONLINEARITIES)
         self.phi = TORCH_NONLINEARITIES[nonlinearity]
-        g = _generator(seed)
+        g = torch_generator(seed)
         self.W_xh = nn.Parameter(torch.randn(H, D, generator=g) / math.sqrt(D))
-        self.W_hh = nn.Parameter(recurrent_init(H, init, rho, seed=_child_seed(g)).float())
+        self.W_hh = nn.Parameter(recurrent_init(H, init, rho, seed=child_seed(g)).float())
         self.b_h = nn.Parameter(torch.zeros(H))
 
     def extra_repr(self) -> str:
@@ -263,9 +252,9 @@ class RNNLM(RecurrentLM):
         super().__init__()
         self.vocab_size = V = integer(vocab_size, "vocab_size", low=4)
         self.embedding_dim = m = integer(embedding_dim, "embedding_dim m", low=1)
-        g = _generator(seed)
+        g = torch_generator(seed)
         self.E = nn.Parameter(torch.randn(V, m, generator=g) * 0.1)
-        self.rnn = ElmanRNN(m, hidden_size, nonlinearity, init, rho, seed=_child_seed(g))
+        self.rnn = ElmanRNN(m, hidden_size, nonlinearity, init, rho, seed=child_seed(g))
         self.hidden_size = H = self.rnn.hidden_size
         self.W_hy = nn.Parameter(torch.randn(V, H, generator=g) / math.sqrt(H))
         self.b_y = nn.Parameter(torch.zeros(V))
@@ -301,8 +290,8 @@ class SequenceRNN(nn.Module):
         seed: int | None = None,
     ):
         super().__init__()
-        g = _generator(seed)
-        self.rnn = ElmanRNN(input_size, hidden_size, nonlinearity, init, rho, seed=_child_seed(g))
+        g = torch_generator(seed)
+        self.rnn = ElmanRNN(input_size, hidden_size, nonlinearity, init, rho, seed=child_seed(g))
         self.output_size = O = integer(output_size, "output_size O", low=1)
         self.W_hy = nn.Parameter(torch.randn(O, hidden_size, generator=g) / math.sqrt(hidden_size))
         self.b_y = nn.Parameter(torch.zeros(O))
