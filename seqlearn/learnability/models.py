@@ -246,6 +246,17 @@ class DiagGate(LeakyGatedCell):
         return torch.sigmoid(x @ self.W_s.T + self.b_s + h @ self.U_s.T)  # (B, H)
 
 
+def _pin_gate(cell: GRUCell | LSTMCell, gate: str, value: float):
+    """Zero the weights of ``gate`` and set its bias so that it starts at ``value``; returns ``cell``."""
+    rows = cell.gate_rows(gate)
+    with torch.no_grad():
+        cell.W_ih[rows] = 0.0
+        cell.W_hh[rows] = 0.0
+        cell.b_ih[rows] = _logit(value)
+        cell.b_hh[rows] = 0.0
+    return cell
+
+
 def gru(input_size: int, hidden_size: int, z0: float = 0.95, seed: int | None = None, dtype=None, device=None):
     r"""A :class:`seqlearn.gated.GRUCell` whose retention gate starts at :math:`z_t \equiv z_0`.
 
@@ -254,13 +265,7 @@ def gru(input_size: int, hidden_size: int, z0: float = 0.95, seed: int | None = 
     """
     z0 = real(z0, "z0", low=0.0, high=1.0, low_open=True, high_open=True)
     cell = GRUCell(input_size, hidden_size, seed=seed, dtype=dtype, device=resolve_device(device))
-    rows = cell.gate_rows("z")
-    with torch.no_grad():
-        cell.W_ih[rows] = 0.0
-        cell.W_hh[rows] = 0.0
-        cell.b_ih[rows] = _logit(z0)
-        cell.b_hh[rows] = 0.0
-    return cell
+    return _pin_gate(cell, "z", z0)
 
 
 def lstm(input_size: int, hidden_size: int, f0: float = 0.95, seed: int | None = None, dtype=None, device=None):
@@ -271,13 +276,7 @@ def lstm(input_size: int, hidden_size: int, f0: float = 0.95, seed: int | None =
     """
     f0 = real(f0, "f0", low=0.0, high=1.0, low_open=True, high_open=True)
     cell = LSTMCell(input_size, hidden_size, seed=seed, dtype=dtype, device=resolve_device(device))
-    rows = cell.gate_rows("f")
-    with torch.no_grad():
-        cell.W_ih[rows] = 0.0
-        cell.W_hh[rows] = 0.0
-        cell.b_ih[rows] = _logit(f0)
-        cell.b_hh[rows] = 0.0
-    return cell
+    return _pin_gate(cell, "f", f0)
 
 
 def build(
