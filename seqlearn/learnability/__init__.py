@@ -7,7 +7,12 @@ how far back its gradients merely survive? :mod:`~seqlearn.learnability.stable` 
 detectability statistics (SNR, :math:`N_{req}(\ell)`, the window :math:`H_N`, its closed forms and
 the master law); :mod:`~seqlearn.learnability.transport` the five architectures' transport factors
 :math:`\Gamma`; :mod:`~seqlearn.learnability.models` the five architectures (ConstGate,
-SharedGate, DiagGate, and Chapter 4's GRU and LSTM cells) with their gate intermediates. Everything
+SharedGate, DiagGate, and Chapter 4's GRU and LSTM cells) with their gate intermediates;
+:mod:`~seqlearn.learnability.task` the delayed multi-lag regression and a network that fits it;
+:mod:`~seqlearn.learnability.matched` the matched statistic (forward sensitivities by
+:func:`torch.func.jvp`); :mod:`~seqlearn.learnability.fits` the envelope, time-scale and
+master-law fits; :mod:`~seqlearn.learnability.pipeline` the diagnostics of a trained network in
+the paper's order and the whole trained-network experiment. Everything
 loads on first use: importing ``seqlearn.learnability`` loads neither scipy nor torch.
 """
 
@@ -40,6 +45,17 @@ _LAZY = {
         "run",
         "architecture_of",
     ],
+    "task": [
+        "DelayedRegression",
+        "delayed_regression",
+        "achievable_r2",
+        "GatedRegressor",
+        "r2_score",
+        "train_regressor",
+    ],
+    "matched": ["random_directions", "sensitivities", "matched_statistic"],
+    "fits": ["LineFit", "fit_line", "envelope_fits", "unit_time_scales", "master_law_fit"],
+    "pipeline": ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"],
     "transport": [
         "tau_const",
         "transport_terms",

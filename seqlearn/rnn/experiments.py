@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
-import torch
 from torch import nn
 
-from ..device import resolve_device
+from ..parallel import map_in_workers
 from ..tasks import adding_baseline_mse, adding_problem, copy_baseline_loss, copy_task, copy_vocab_size, one_hot
 from ..validation import choice, flag, integer
 from .model import SequenceRNN
@@ -71,38 +70,6 @@ def task_data(task: str, n: int, T: int, seed: int, copy_symbols: int = 8, copy_
         return x, y, adding_baseline_mse(T)
     ids, y = copy_task(n, T, copy_k, copy_symbols, rng=seed)
     return one_hot(ids, copy_vocab_size(copy_symbols)), y, copy_baseline_loss(T, copy_k, copy_symbols)
-
-
-_WORK: list[Callable] = []  # the function forked workers run (inherited, so closures need no pickling)
-
-
-def _run_job(args):
-    torch.set_num_threads(1)
-    return _WORK[-1](*args)
-
-
-def _map_in_workers(fn: Callable, jobs: list[tuple], workers: int, on_done: Callable, device) -> list:
-    """``[fn(*job) for job in jobs]``, in up to ``workers`` forked processes where that is possible."""
-    import multiprocessing as mp
-
-    on_cpu = resolve_device(device).type == "cpu" and not torch.cuda.is_initialized()
-    forkable = "fork" in mp.get_all_start_methods() and on_cpu
-    if workers == 1 or len(jobs) == 1 or not forkable:
-        out = []
-        for job in jobs:
-            out.append(fn(*job))
-            on_done()
-        return out
-    _WORK.append(fn)
-    try:
-        with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:
-            out = []
-            for result in pool.imap(_run_job, jobs):
-                out.append(result)
-                on_done()
-            return out
-    finally:
-        _WORK.pop()
 
 
 def task_cliff(
@@ -173,7 +140,7 @@ def task_cliff(
 
     jobs = [(s, T) for s in seeds for T in lengths]
     bar = tqdm(total=len(jobs), disable=not progress, desc=f"{task} cliff", unit="run")
-    results = dict(zip(jobs, _map_in_workers(run, jobs, workers, bar.update, device)))
+    results = dict(zip(jobs, map_in_workers(run, jobs, workers, bar.update, device)))
     bar.close()
     curves = np.array([[results[s, T][0] for T in lengths] for s in seeds])  # (seeds, lengths, epochs)
     models = {}

@@ -1,0 +1,97 @@
+r"""The matched statistic: lag-:math:`\ell` gradient evidence, one number per step or per sequence.
+
+Backpropagation carries the error at step :math:`t` back to the state at :math:`t - \ell`, and a
+parameter direction :math:`w` moves that state by the forward sensitivity
+:math:`v_{t-\ell} = (\partial h_{t-\ell}/\partial\theta)[w]` (a Jacobian-vector product, by
+:func:`torch.func.jvp`). Weighting each neuron's transported error by its effective learning
+rate gives (Livi, arXiv 2512.05790)
+
+.. math::
+    \psi_{n,t}(\ell) = \sum_q \mu^{(q)}_{n,t,\ell}\, \delta^{(q)}_{n,t}\, v^{(q)}_{n,t-\ell},
+    \qquad \delta_{n,t} = (\hat y_{n,t} - y_{n,t})\, w_{out},
+
+with :math:`\mu = \Lambda\Gamma` (:mod:`~seqlearn.learnability.transport`). Two sample types:
+*instantaneous* (every sequence :math:`n` and window end :math:`t`, pooled) and *per-sequence
+means* :math:`\bar\psi_n(\ell) = \mathrm{mean}_t\, \psi_{n,t}(\ell)`, further averaged over
+:math:`K` random unit directions :math:`w_k` (the paper's final runs). The second are the
+:math:`N` independent samples of the learnability window; averaging over steps pulls their
+tails towards the Gaussian.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.func import functional_call, jvp
+
+from ..seeding import torch_generator
+from ..validation import integer
+
+__all__ = ["random_directions", "sensitivities", "matched_statistic"]
+
+
+def random_directions(model: torch.nn.Module, K: int, seed: int = 0) -> list[dict[str, torch.Tensor]]:
+    r""":math:`K` directions :math:`w_k \sim \mathcal N(0, I)` over all trainable parameters, each of unit norm.
+
+    Each is a dict ``name -> tensor`` shaped like the parameter; the norm is taken over all
+    parameters jointly. Seeded: direction :math:`k` depends on ``seed`` and :math:`k` only.
+    """
+    K = integer(K, "K", low=1)
+    params = {name: p for name, p in model.named_parameters() if p.requires_grad}
+    directions = []
+    for k in range(K):
+        g = torch_generator(integer(seed, "seed", low=0) * 1009 + k)
+        w = {name: torch.randn(p.shape, generator=g, dtype=torch.float64) for name, p in params.items()}
+        norm = math.sqrt(sum(float((t**2).sum()) for t in w.values()))
+        directions.append({name: (w[name] / norm).to(p.dtype).to(p.device) for name, p in params.items()})
+    return directions
+
+
+def sensitivities(model: torch.nn.Module, x: torch.Tensor, direction: dict) -> torch.Tensor:
+    r"""The forward sensitivity of the whole state trajectory, :math:`v_t = (\partial h_t/\partial\theta)[w]`.
+
+    ``model``: a :class:`~seqlearn.learnability.task.GatedRegressor` (``model(x, states=True)``
+    returns :math:`h_0, \dots, h_T`); ``x`` ``(B, T, D)``; ``direction`` from
+    :func:`random_directions`. Returns ``(B, T + 1, H)`` (:math:`v_0 = 0`: :math:`h_0` is
+    given), by one forward-mode pass.
+    """
+    params = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
+    buffers = dict(model.named_buffers())
+
+    def states(p: dict) -> torch.Tensor:
+        return functional_call(model, (p, buffers), (x,), {"states": True})
+
+    tangents = {name: direction[name] for name in params}
+    return jvp(states, (params,), (tangents,))[1]
+
+
+def matched_statistic(mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, lags) -> torch.Tensor:
+    r""":math:`\psi_{n,t}(\ell) = \sum_q \mu^{(q)}_{n,t,\ell}\, \delta^{(q)}_{n,t}\, v^{(q)}_{n,t-\ell}`.
+
+    Parameters
+    ----------
+    mu : ``(B, n_lags, T, H)``, indexed like :func:`~seqlearn.learnability.transport.transport`
+        (``[:, i, t - 1]``: the window ending at :math:`t`).
+    delta : ``(B, T, H)``, ``[:, t - 1]`` = :math:`\delta_t`, the output-projected error at :math:`h_t`.
+    v : ``(B, T + 1, H)``, :math:`v_0, \dots, v_T` from :func:`sensitivities`.
+    lags : the lags of ``mu``'s second axis.
+
+    Returns
+    -------
+    ``(B, n_lags, T)`` float64: ``[:, i, t - 1]`` = :math:`\psi_t(\ell_i)`; NaN where
+    :math:`t - \ell_i < 1` (no sensitivity at :math:`h_0`).
+    """
+    B, _, T, H = mu.shape
+    if delta.shape != (B, T, H) or v.shape != (B, T + 1, H):
+        raise ValueError(
+            f"delta must be (B, T, H) = {(B, T, H)} and v (B, T + 1, H) = {(B, T + 1, H)}, "
+            f"got {tuple(delta.shape)} and {tuple(v.shape)}"
+        )
+    lag = torch.as_tensor(lags, device=mu.device).reshape(-1)  # (n,)
+    t = torch.arange(1, T + 1, device=mu.device)  # window ends
+    start = (t[None, :] - lag[:, None]).clamp_min(0)  # t - l, (n, T)
+    v_start = v.to(torch.float64)[:, start]  # (B, n, T, H)
+    psi = (mu * delta.to(torch.float64)[:, None] * v_start).sum(dim=-1)  # (B, n, T)
+    valid = (t[None, :] - lag[:, None] >= 1)[None]  # (1, n, T)
+    return torch.where(valid, psi, torch.full_like(psi, math.nan))

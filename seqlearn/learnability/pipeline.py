@@ -1,0 +1,332 @@
+r"""The diagnostics of a trained network, in the paper's order, and the whole Tier 2 experiment.
+
+:func:`diagnose` takes a trained :class:`~seqlearn.learnability.task.GatedRegressor`, its
+optimiser and a diagnostic set of the same task, and for every lag :math:`\ell` of a grid:
+
+1. runs the cell with its gates (:func:`~seqlearn.learnability.models.run`);
+2. computes :math:`\Gamma` by prefix sums, the base rates :math:`\Lambda` (Adam's Rayleigh rates,
+   or the SGD rate) and :math:`\mu = \Lambda\Gamma`; accumulates the envelope
+   :math:`\hat f(\ell)`, its gate-only part :math:`f_{gates}` (zero order, uniform rate) and the
+   per-neuron mass :math:`\overline{|\mu^{(q)}|}`;
+3. takes :math:`K` forward sensitivities and the matched statistic :math:`\psi`, per step and per
+   sequence;
+4. fits :math:`\hat\alpha(\ell), \hat\sigma(\ell)` by ECF on the per-sequence means, reads
+   :math:`N_{req}(\ell)` off the SNR on a grid of :math:`N`, and :math:`H_N` for each :math:`N`.
+
+Sequences go through in chunks, so memory stays bounded: the largest arrays are
+``(chunk, n_lags, T, H)`` float64. :func:`learnability_experiment` trains and diagnoses several
+architectures (in forked CPU processes where possible) and returns one :class:`Diagnostics` each.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..device import resolve_device
+from ..parallel import map_in_workers
+from ..validation import choice, int_array, integer, real
+from .fits import LineFit, envelope_fits, master_law_fit, unit_time_scales
+from .matched import matched_statistic, random_directions, sensitivities
+from .models import ARCHITECTURES
+from .stable import ecf_alpha
+from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score, train_regressor
+from .transport import adaptive_rates, base_rates, transport
+from .window import learnability_window, required_samples
+
+__all__ = ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"]
+
+MAX_INSTANTANEOUS = 100_000  # instantaneous samples per lag given to the ECF (the paper's subsample)
+
+
+@dataclass
+class Diagnostics:
+    r"""Everything :func:`diagnose` measured on one trained network (NumPy arrays over the lag grid).
+
+    Attributes
+    ----------
+    architecture : str
+    lags : ``(n,)`` the lag grid
+    f : ``(n,)`` the envelope :math:`\hat f(\ell) = \mathrm{mean}\, \lVert\mu_{t,\ell}\rVert_1`
+    f_gates : ``(n,)`` its zero-order gate part at the uniform rate :math:`\eta`
+    unit_mass : ``(n, H)`` :math:`\overline{|\mu^{(q)}_{t,\ell}|}` per neuron
+    mean, alpha, sigma : ``(n,)`` sample mean and ECF :math:`(\hat\alpha, \hat\sigma)` of the
+        per-sequence matched statistic :math:`\bar\psi_n(\ell)` (averaged over :math:`K` directions)
+    alpha_instantaneous : ``(n,)`` ECF :math:`\hat\alpha` of the per-step statistic (first direction)
+    N_grid : ``(m,)``;  eps : the SNR threshold
+    N_req : ``(n,)`` (``-1``: not reached on the grid);  H_N : ``(m,)`` the window at each grid ``N``
+    r2, r2_max : the model's :math:`R^2` on the diagnostic set and the best achievable
+    train_loss, val_loss : per-epoch losses;  seconds : training and diagnostics wall time
+    """
+
+    architecture: str
+    lags: np.ndarray
+    f: np.ndarray
+    f_gates: np.ndarray
+    unit_mass: np.ndarray
+    mean: np.ndarray
+    alpha: np.ndarray
+    sigma: np.ndarray
+    alpha_instantaneous: np.ndarray
+    N_grid: np.ndarray
+    eps: float
+    N_req: np.ndarray
+    H_N: np.ndarray
+    r2: float
+    r2_max: float
+    train_loss: list[float] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def envelope_fits(self) -> dict[str, LineFit]:
+        """:func:`~seqlearn.learnability.fits.envelope_fits` of ``f``: exponential and power-law lines."""
+        return envelope_fits(self.lags, self.f)
+
+    def time_scales(self) -> np.ndarray:
+        """Per-neuron :math:`\\tau_q` from ``unit_mass`` (:func:`~seqlearn.learnability.fits.unit_time_scales`)."""
+        return unit_time_scales(self.lags, self.unit_mass)
+
+    def master_law(self) -> LineFit:
+        r""":math:`\log N_{req}` on :math:`-\kappa_{\hat\alpha}\log\hat f` (:func:`.fits.master_law_fit`)."""
+        return master_law_fit(self.f, self.alpha, self.N_req)
+
+
+def _rates(model: GatedRegressor, optimizer):
+    """Adam's (H, H) per-weight rates, or the scalar SGD rate (1 without an optimiser)."""
+    if isinstance(optimizer, (torch.optim.Adam, torch.optim.AdamW, torch.optim.RMSprop)):
+        return adaptive_rates(model.cell, optimizer), float(optimizer.param_groups[0]["lr"])
+    lr = 1.0 if optimizer is None else float(optimizer.param_groups[0]["lr"])
+    return lr, lr
+
+
+class _Accumulator:
+    """Running sums over chunks: envelope mass, gate mass, per-unit mass, matched statistics."""
+
+    def __init__(self, n_lags: int, H: int):
+        self.mass = np.zeros(n_lags)
+        self.gate_mass = np.zeros(n_lags)
+        self.unit = np.zeros((n_lags, H))
+        self.count = np.zeros(n_lags)
+        self.per_sequence: list[np.ndarray] = []  # each (chunk, n_lags)
+        self.instantaneous: list[list[np.ndarray]] = [[] for _ in range(n_lags)]
+
+    def add_rates(self, mu: torch.Tensor, gates: torch.Tensor) -> None:
+        valid = ~torch.isnan(mu[..., 0])  # (B, n, T)
+        self.count += valid.sum(dim=(0, 2)).numpy()
+        self.mass += torch.nansum(mu.abs().sum(-1), dim=(0, 2)).numpy()
+        self.gate_mass += torch.nansum(gates.abs().sum(-1), dim=(0, 2)).numpy()
+        self.unit += torch.nansum(mu.abs(), dim=(0, 2)).numpy()
+
+    def add_psi(self, psi: torch.Tensor) -> None:
+        """``psi`` ``(K, B, n, T)``: per-sequence means averaged over K; the first direction's steps."""
+        self.per_sequence.append(torch.nanmean(psi, dim=-1).mean(dim=0).numpy())
+        for i in range(psi.shape[2]):
+            step = psi[0, :, i].reshape(-1)
+            self.instantaneous[i].append(step[~torch.isnan(step)].numpy())
+
+
+def _chunk_rates(model: GatedRegressor, x: torch.Tensor, y: torch.Tensor, lags, lam, lr, acc: _Accumulator):
+    """One chunk's trajectory, mu = Lambda Gamma and the output-projected error delta."""
+    with torch.no_grad():
+        traj = model.trajectory(x)
+        residual = model.readout_of(traj) - y  # (B, T)
+    gamma = transport(traj, lags)  # (B, n, T, H)
+    mu = base_rates(traj, lags, lam) * gamma if isinstance(lam, torch.Tensor) else lr * gamma
+    acc.add_rates(mu.cpu(), lr * transport(traj, lags, order=0).cpu())
+    w_out = model.readout.weight.detach().to(torch.float64)[0]  # (H,)
+    delta = residual.to(torch.float64)[..., None] * w_out  # (B, T, H)
+    return mu, delta
+
+
+def _lag_statistics(per_sequence: np.ndarray, instantaneous: list[np.ndarray], rng) -> tuple[np.ndarray, ...]:
+    """Per lag: mean, ECF alpha and sigma of the per-sequence samples; ECF alpha of the per-step ones."""
+    n = per_sequence.shape[1]
+    mean, alpha, sigma, alpha_inst = (np.empty(n) for _ in range(4))
+    for i in range(n):
+        fit = ecf_alpha(per_sequence[:, i])
+        mean[i], alpha[i], sigma[i] = per_sequence[:, i].mean(), fit.alpha, fit.sigma
+        steps = instantaneous[i]
+        if steps.size > MAX_INSTANTANEOUS:
+            steps = rng.choice(steps, MAX_INSTANTANEOUS, replace=False)
+        alpha_inst[i] = ecf_alpha(steps).alpha
+    return mean, alpha, sigma, alpha_inst
+
+
+def diagnose(
+    model: GatedRegressor,
+    optimizer,
+    task,
+    lags,
+    K: int = 4,
+    N_grid=None,
+    eps: float = 20.0,
+    seed: int = 0,
+    chunk: int = 128,
+    progress: bool = True,
+) -> Diagnostics:
+    r"""Envelope, matched statistic, :math:`\hat\alpha`, :math:`N_{req}` and :math:`H_N` of a trained model.
+
+    Parameters
+    ----------
+    model : GatedRegressor
+    optimizer : the optimiser that trained it (Adam/AdamW/RMSProp: :math:`\Lambda` from its state;
+        SGD: its learning rate; ``None``: :math:`\Lambda = 1`).
+    task : DelayedRegression, the diagnostic sequences (the same :math:`u` as training).
+    lags : lag grid, each in :math:`[1, T - 1]`.
+    K : number of random parameter directions of the matched statistic.
+    N_grid : sample sizes for :math:`N_{req}`; default geometric from 10 to twice the number of
+        diagnostic sequences (beyond that the SNR formula extrapolates noise into signal).
+    eps : SNR threshold :math:`\varepsilon` (the paper's 20).
+    seed : seeds the directions and the instantaneous subsample.
+    chunk : sequences per pass.
+    """
+    from tqdm.auto import tqdm
+
+    if not isinstance(model, GatedRegressor):
+        raise TypeError(f"model must be a GatedRegressor, got {type(model).__name__}")
+    n_seq, T = task.y.shape
+    lags = int_array(lags, "lags", ndim=1, low=1, high=T - 1)
+    if N_grid is None:
+        N_grid = np.unique(np.geomspace(10, 2 * n_seq, 24).round().astype(np.int64))
+    N_grid = int_array(N_grid, "N_grid", ndim=1, low=1)
+    eps, chunk = real(eps, "eps", low=0.0, low_open=True), integer(chunk, "chunk", low=1)
+    start = time.perf_counter()
+    param = next(model.parameters())
+    to_model = {"device": param.device, "dtype": param.dtype}
+    lam, lr = _rates(model, optimizer)
+    directions = random_directions(model, K, seed)
+    acc = _Accumulator(len(lags), model.cell.hidden_size)
+    for i in tqdm(range(0, n_seq, chunk), disable=not progress, desc=f"diagnostics {model.architecture}"):
+        x, y = task.x[i : i + chunk].to(**to_model), task.y[i : i + chunk].to(**to_model)
+        mu, delta = _chunk_rates(model, x, y, lags, lam, lr, acc)
+        psi = torch.stack([matched_statistic(mu, delta, sensitivities(model, x, w).detach(), lags) for w in directions])
+        acc.add_psi(psi.cpu())
+    per_sequence = np.concatenate(acc.per_sequence)  # (n_seq, n)
+    instantaneous = [np.concatenate(parts) for parts in acc.instantaneous]
+    mean, alpha, sigma, alpha_inst = _lag_statistics(per_sequence, instantaneous, np.random.default_rng(seed))
+    N_req = required_samples(mean, np.maximum(alpha, 1.01), sigma, N_grid, eps)
+    with torch.no_grad():
+        r2 = r2_score(model(task.x.to(**to_model)).cpu(), task.y.to(param.dtype))
+    return Diagnostics(
+        architecture=model.architecture,
+        lags=lags,
+        f=acc.mass / acc.count,
+        f_gates=acc.gate_mass / acc.count,
+        unit_mass=acc.unit / acc.count[:, None],
+        mean=mean,
+        alpha=alpha,
+        sigma=sigma,
+        alpha_instantaneous=alpha_inst,
+        N_grid=N_grid,
+        eps=eps,
+        N_req=N_req,
+        H_N=learnability_window(lags, N_req, N_grid),
+        r2=r2,
+        r2_max=achievable_r2(task),
+        seconds={"diagnostics": time.perf_counter() - start},
+    )
+
+
+@dataclass(frozen=True)
+class Tier2Config:
+    r"""One Tier 2 run: the task, the networks, training and diagnostics (defaults: the chapter's CPU scale).
+
+    ``config_a()`` gives the paper's first full configuration (T = 1024, H = 128, a GPU's work).
+    """
+
+    T: int = 64
+    D: int = 8
+    H: int = 32
+    task_lags: tuple[int, ...] = (4, 8, 16, 32)
+    coeffs: tuple[float, ...] = (0.6, 0.5, 0.4, 0.3)
+    noise_std: float = 0.4
+    n_train: int = 1024
+    n_val: int = 256
+    n_diag: int = 2048
+    s0: float = 0.05
+    layernorm: bool = True
+    epochs: int = 60
+    batch_size: int = 128
+    lr: float = 5e-3
+    weight_decay: float = 1e-4
+    clip: float = 1.0
+    lags: tuple[int, ...] = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48)
+    K: int = 4
+    eps: float = 20.0
+    chunk: int = 128
+
+    @classmethod
+    def config_a(cls) -> Tier2Config:
+        """The paper's configuration A (its first full runs): T 1024, H 128, 750 epochs, 128 lags in [4, 256]."""
+        return cls(
+            T=1024,
+            D=16,
+            H=128,
+            task_lags=(32, 64, 128, 192, 256),
+            coeffs=(0.6, 0.5, 0.4, 0.32, 0.26),
+            noise_std=0.3,
+            n_train=8000,
+            n_val=1024,
+            n_diag=8000,
+            epochs=750,
+            batch_size=512,
+            lr=1e-3,
+            lags=tuple(int(v) for v in np.unique(np.linspace(4, 256, 128).round())),
+            K=1,
+            chunk=64,
+        )
+
+
+def _train_and_diagnose(config: Tier2Config, architecture: str, seed: int, device, progress: bool) -> Diagnostics:
+    """One architecture, one seed: data, training, diagnostics."""
+    c = config
+    task = lambda n, s, u=None: delayed_regression(  # noqa: E731
+        n, c.T, c.D, c.task_lags, c.coeffs, c.noise_std, seed=s, u=u
+    )
+    train = task(c.n_train, seed)
+    val, diag = task(c.n_val, seed + 10_000, train.u), task(c.n_diag, seed + 20_000, train.u)
+    model = GatedRegressor(architecture, c.D, c.H, s0=c.s0, layernorm=c.layernorm, seed=seed, device=device)
+    start = time.perf_counter()
+    history, optimizer = train_regressor(
+        model, train, val, c.epochs, c.batch_size, c.lr, c.weight_decay, c.clip, seed, device, progress
+    )
+    trained = time.perf_counter() - start
+    result = diagnose(model, optimizer, diag, c.lags, c.K, eps=c.eps, seed=seed, chunk=c.chunk, progress=progress)
+    result.train_loss, result.val_loss = history.train_loss, history.val_loss
+    result.seconds["training"] = trained
+    return result
+
+
+def learnability_experiment(
+    architectures=ARCHITECTURES,
+    seeds=(0,),
+    config: Tier2Config | None = None,
+    workers: int = 1,
+    device=None,
+    progress: bool = True,
+) -> dict[tuple[str, int], Diagnostics]:
+    r"""Train and diagnose each architecture for each seed: ``{(architecture, seed): Diagnostics}``.
+
+    ``workers > 1`` runs that many jobs at a time in forked CPU processes, one thread each (where
+    the platform can fork and the device is the CPU; elsewhere one after the other): the same
+    results, each job seeded on its own.
+    """
+    from tqdm.auto import tqdm
+
+    config = config or Tier2Config()
+    if not isinstance(config, Tier2Config):
+        raise TypeError(f"config must be a Tier2Config, got {type(config).__name__}")
+    architectures = [choice(a, "architecture", ARCHITECTURES) for a in architectures]
+    seeds = [int(s) for s in int_array(seeds, "seeds", ndim=1, low=0)]
+    workers = integer(workers, "workers", low=1)
+    device = resolve_device(device)
+    jobs = [(a, s) for s in seeds for a in architectures]
+    inner = progress and workers == 1
+    with tqdm(total=len(jobs), disable=not progress, desc="architectures") as bar:
+        results = map_in_workers(
+            lambda a, s: _train_and_diagnose(config, a, s, device, inner), jobs, workers, bar.update, device
+        )
+    return dict(zip(jobs, results))

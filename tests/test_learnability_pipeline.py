@@ -1,0 +1,267 @@
+"""Chapter 5's Tier 2 pipeline: the delayed regression task, forward sensitivities, the matched
+statistic, the envelope and master-law fits, and the diagnostics of trained networks.
+
+References: the task's equation by a loop, finite differences for the JVP, a per-entry loop for
+the matched statistic, closed-form envelopes, and the pipeline against itself (chunking, workers).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from seqlearn.learnability.fits import envelope_fits, fit_line, master_law_fit, unit_time_scales
+from seqlearn.learnability.matched import matched_statistic, random_directions, sensitivities
+from seqlearn.learnability.models import ARCHITECTURES, run
+from seqlearn.learnability.pipeline import Tier2Config, diagnose, learnability_experiment
+from seqlearn.learnability.task import GatedRegressor, achievable_r2, delayed_regression, r2_score
+from seqlearn.learnability.transport import envelope, transport
+
+TINY = Tier2Config(
+    T=16, D=3, H=6, task_lags=(2, 4), coeffs=(0.6, 0.4), n_train=64, n_val=32, n_diag=80, epochs=2,
+    batch_size=32, lags=(1, 2, 3, 5, 8, 12), K=2, chunk=32,
+)  # fmt: skip
+
+
+# --- the task -------------------------------------------------------------------------------------
+
+
+def test_targets_follow_the_equation_by_a_loop():
+    task = delayed_regression(5, 12, D=3, lags=(2, 5), coeffs=(0.7, -0.3), noise_std=0.0, seed=3)
+    x, y, u = task.x.double().numpy(), task.y.double().numpy(), task.u
+    assert np.linalg.norm(u) == pytest.approx(1.0)
+    expected = np.zeros((5, 12))
+    for n in range(5):
+        for t in range(12):
+            for ell, c in ((2, 0.7), (5, -0.3)):
+                if t >= ell:
+                    expected[n, t] += c * u @ x[n, t - ell]
+    np.testing.assert_allclose(y, expected, atol=1e-6)
+
+
+def test_a_diagnostic_set_shares_the_direction_and_not_the_draws():
+    train = delayed_regression(4, 40, seed=1)
+    diag = delayed_regression(4, 40, seed=2, u=train.u)
+    np.testing.assert_array_equal(diag.u, train.u)
+    assert not torch.equal(diag.x, train.x)
+
+
+def test_the_oracle_reaches_the_achievable_r2():
+    task = delayed_regression(3000, 40, seed=0)
+    p = task.x.double() @ torch.as_tensor(task.u)  # u^T x_t, (n, T)
+    oracle = torch.zeros_like(p)
+    for ell, c in zip(task.lags, task.coeffs):
+        oracle[:, ell:] += c * p[:, :-ell]
+    assert r2_score(oracle, task.y.double()) == pytest.approx(achievable_r2(task), abs=0.01)
+    # by hand: Var y_t = 0.16 + sum of c^2 over the lags <= t, mean over t = 0..39
+    var = [0.16 + sum(c**2 for ell, c in zip((4, 8, 16, 32), (0.6, 0.5, 0.4, 0.3)) if t >= ell) for t in range(40)]
+    assert achievable_r2(task) == pytest.approx(1 - 0.16 / np.mean(var))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"lags": (4, 40)}, "lags"),
+        ({"lags": (4, 8), "coeffs": (0.5,)}, "one length"),
+        ({"noise_std": -1.0}, "noise_std"),
+        ({"u": np.zeros(8)}, "non-zero"),
+        ({"u": np.ones(3)}, "length D"),
+    ],
+)
+def test_bad_task_arguments_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        delayed_regression(4, 40, **kwargs)
+
+
+# --- the regressor and the forward sensitivities ----------------------------------------------------
+
+
+def _model(arch: str, seed: int = 0) -> GatedRegressor:
+    model = GatedRegressor(arch, 3, 5, s0=0.2, layernorm=True, seed=seed, dtype=torch.float64)
+    with torch.no_grad():  # move every gate off its pinned start, so each term of the JVP counts
+        for p in model.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(seed + p.numel()), dtype=p.dtype))
+    return model
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_states_are_the_cells_trajectory_and_the_readout_reads_them(arch):
+    model = _model(arch)
+    x = torch.randn(4, 7, 3, dtype=torch.float64)
+    h = model(x, states=True)
+    torch.testing.assert_close(h, run(model.cell, x).h)
+    torch.testing.assert_close(model(x), h[:, 1:] @ model.readout.weight[0] + model.readout.bias)
+    assert model.architecture == arch
+
+
+def test_the_readout_starts_as_a_unit_row():
+    model = GatedRegressor("diag", 3, 7, seed=1)
+    assert float(model.readout.weight.detach().norm()) == pytest.approx(1.0)
+    assert float(model.readout.bias) == 0.0
+
+
+def test_directions_are_unit_seeded_and_distinct():
+    model = _model("gru")
+    first, second = random_directions(model, 2, seed=5)
+    again = random_directions(model, 1, seed=5)[0]
+    assert math.sqrt(sum(float((t**2).sum()) for t in first.values())) == pytest.approx(1.0)
+    assert all(torch.equal(first[k], again[k]) for k in first)
+    assert not torch.equal(first["cell.W_hh"], second["cell.W_hh"])
+    assert set(first) == {name for name, _ in model.named_parameters()}
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_sensitivities_equal_central_differences(arch):
+    model = _model(arch, seed=2)
+    x = torch.randn(3, 9, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    w = random_directions(model, 1, seed=1)[0]
+    v = sensitivities(model, x, w)
+    eps = 1e-6
+
+    def shifted(sign: float) -> torch.Tensor:
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                p.add_(sign * eps * w[name])
+            h = model(x, states=True)
+            for name, p in model.named_parameters():
+                p.sub_(sign * eps * w[name])
+        return h
+
+    finite = (shifted(1.0) - shifted(-1.0)) / (2 * eps)
+    assert v.shape == (3, 10, 5)
+    assert float(v[:, 0].abs().max()) == 0.0  # h_0 is given
+    torch.testing.assert_close(v, finite, atol=1e-8, rtol=1e-6)
+
+
+def test_matched_statistic_is_the_sum_over_neurons_by_a_loop():
+    g = torch.Generator().manual_seed(0)
+    B, T, H, lags = 2, 6, 3, [1, 2, 4]
+    mu = torch.randn(B, len(lags), T, H, generator=g, dtype=torch.float64)
+    delta = torch.randn(B, T, H, generator=g, dtype=torch.float64)
+    v = torch.randn(B, T + 1, H, generator=g, dtype=torch.float64)
+    psi = matched_statistic(mu, delta, v, lags)
+    for b in range(B):
+        for i, ell in enumerate(lags):
+            for t in range(1, T + 1):
+                if t - ell < 1:
+                    assert math.isnan(psi[b, i, t - 1])
+                else:
+                    expected = sum(mu[b, i, t - 1, q] * delta[b, t - 1, q] * v[b, t - ell, q] for q in range(H))
+                    assert float(psi[b, i, t - 1]) == pytest.approx(float(expected), rel=1e-12, abs=1e-14)
+    with pytest.raises(ValueError, match="delta must be"):
+        matched_statistic(mu, delta[:, :-1], v, lags)
+
+
+# --- fits ---------------------------------------------------------------------------------------------
+
+
+def test_fit_line_recovers_a_line_and_refuses_a_point():
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    fit = fit_line(x, 3 * x - 2)
+    assert (fit.slope, fit.intercept, fit.r2, fit.n) == (pytest.approx(3), pytest.approx(-2), pytest.approx(1), 4)
+    with pytest.raises(ValueError, match="constant"):
+        fit_line([2.0, 2.0], [1.0, 3.0])
+
+
+def test_envelope_fits_name_the_class():
+    lags = np.arange(2, 60)
+    exponential, power = np.exp(-lags / 20.0), lags**-0.7
+    fits_e, fits_p = envelope_fits(lags, exponential), envelope_fits(lags, power)
+    assert fits_e["exponential"].slope == pytest.approx(-1 / 20)
+    assert fits_e["exponential"].r2 == pytest.approx(1.0) and fits_e["power"].r2 < 0.99
+    assert fits_p["power"].slope == pytest.approx(-0.7)
+    assert fits_p["power"].r2 == pytest.approx(1.0) and fits_p["exponential"].r2 < 0.99
+
+
+def test_unit_time_scales_are_minus_one_over_log_retention():
+    s = np.array([0.05, 0.2, 0.5])
+    lags = np.arange(1, 12)
+    mass = (1 - s[None, :]) ** lags[:, None]
+    mass = np.column_stack([mass, np.ones(lags.size)])  # a neuron that does not decay
+    tau = unit_time_scales(lags, mass)
+    np.testing.assert_allclose(tau[:3], -1 / np.log1p(-s))
+    assert tau[3] == np.inf
+
+
+def test_master_law_fit_has_slope_one_on_the_law_itself():
+    f = np.geomspace(1.0, 1e-2, 12)
+    alpha = np.full(12, 1.5)  # kappa = 3
+    N_req = np.round(5.0 * f**-3).astype(int)
+    fit = master_law_fit(f, alpha, N_req)
+    assert fit.slope == pytest.approx(1.0, abs=1e-3) and fit.r2 > 0.9999
+    with pytest.raises(ValueError, match="too few"):
+        master_law_fit(f, alpha, np.full(12, -1))
+
+
+# --- diagnostics -------------------------------------------------------------------------------------
+
+
+def _trained(arch: str = "diag"):
+    from seqlearn.learnability.task import train_regressor
+
+    train = delayed_regression(64, 16, D=3, lags=(2, 4), coeffs=(0.6, 0.4), seed=0)
+    diag = delayed_regression(70, 16, D=3, lags=(2, 4), coeffs=(0.6, 0.4), seed=1, u=train.u)
+    model = GatedRegressor(arch, 3, 6, seed=0)
+    _, optimizer = train_regressor(model, train, diag, epochs=2, batch_size=32, progress=False)
+    return model, optimizer, diag
+
+
+def test_diagnostics_do_not_depend_on_the_chunk_size():
+    model, optimizer, diag = _trained()
+    lags = [1, 2, 3, 5, 8]
+    a = diagnose(model, optimizer, diag, lags, K=2, chunk=70, progress=False)
+    b = diagnose(model, optimizer, diag, lags, K=2, chunk=9, progress=False)
+    for name in ("f", "f_gates", "unit_mass", "mean", "alpha", "sigma", "alpha_instantaneous"):
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-5, err_msg=name)  # float32 sums
+
+
+def test_sgd_envelope_is_the_transport_envelope_and_the_const_gate_part_is_exact():
+    model = GatedRegressor("const", 3, 6, s0=0.1, seed=0, dtype=torch.float64)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    diag = delayed_regression(40, 16, D=3, lags=(2, 4), coeffs=(0.6, 0.4), seed=1)
+    lags = [1, 2, 4, 7]
+    d = diagnose(model, optimizer, diag, lags, K=1, chunk=16, progress=False)
+    traj = run(model.cell, diag.x.double())
+    np.testing.assert_allclose(d.f, envelope(transport(traj, lags), lr=0.01).numpy(), rtol=1e-10)
+    np.testing.assert_allclose(d.f_gates, 0.01 * 6 * 0.9 ** np.array(lags), rtol=1e-12)
+
+
+def test_experiment_outputs_are_sane_and_workers_do_not_change_them():
+    one = learnability_experiment(ARCHITECTURES, seeds=(0,), config=TINY, workers=1, progress=False)
+    two = learnability_experiment(ARCHITECTURES, seeds=(0,), config=TINY, workers=2, progress=False)
+    assert list(one) == [(a, 0) for a in ARCHITECTURES]
+    for key, d in one.items():
+        for name in ("f", "mean", "alpha"):  # float32 models: sums in another order on other threads
+            np.testing.assert_allclose(getattr(d, name), getattr(two[key], name), rtol=1e-4, err_msg=name)
+        assert d.architecture == key[0]
+        assert np.all(np.isfinite(d.f)) and np.all(d.f > 0) and np.all(d.f_gates > 0)
+        assert np.all((d.alpha >= 1) & (d.alpha <= 2)) and np.all(
+            (d.alpha_instantaneous >= 1) & (d.alpha_instantaneous <= 2)
+        )
+        assert np.all(np.diff(d.H_N) >= 0) and d.H_N.max() <= max(TINY.lags)
+        assert np.all(np.isin(d.N_req, np.append(d.N_grid, -1)))
+        assert d.N_grid.max() <= 2 * TINY.n_diag
+        assert len(d.train_loss) == TINY.epochs and d.seconds["training"] > 0
+    # the const gate's envelope decays at its rate, -ln(1 - s0) = 0.0513 per step, to first order
+    const = one[("const", 0)].envelope_fits()["exponential"]
+    assert const.slope == pytest.approx(math.log(0.95), abs=0.02)
+
+
+def test_config_a_is_the_papers_first_full_run():
+    a = Tier2Config.config_a()
+    assert (a.T, a.D, a.H, a.task_lags, a.noise_std, a.epochs, a.batch_size, a.lr) == (
+        1024, 16, 128, (32, 64, 128, 192, 256), 0.3, 750, 512, 1e-3,
+    )  # fmt: skip
+    assert min(a.lags) == 4 and max(a.lags) == 256 and len(a.lags) == 128
+
+
+def test_bad_pipeline_input_is_refused():
+    with pytest.raises(TypeError, match="GatedRegressor"):
+        diagnose(torch.nn.Linear(2, 2), None, delayed_regression(4, 8, lags=(2,), coeffs=(1.0,)), [1])
+    with pytest.raises(ValueError, match="architecture"):
+        learnability_experiment(["elman"], config=TINY, progress=False)
+    with pytest.raises(TypeError, match="Tier2Config"):
+        learnability_experiment(config={"T": 16}, progress=False)
