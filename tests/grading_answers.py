@@ -850,6 +850,215 @@ GATED_MISTAKES = {
 }
 
 
+# ============================================================================= Chapter 5: the learnability window
+
+
+def my_kappa_alpha(alpha):
+    if not 1 < alpha <= 2:
+        raise ValueError("alpha must be in (1, 2]")
+    return 1.0 / (1.0 - 1.0 / alpha)
+
+
+def _my_ecf(x, *, y="loglog", weighting="sqrt", clip=True, modulus="complex", scale="iqr"):
+    """By complex exponentials and a weighted least-squares solve (rows scaled by sqrt(w))."""
+    x = np.asarray(x, dtype=float)
+    if len(x) < 20:
+        raise ValueError("at least 20 samples")
+    q25, q75 = np.quantile(x, [0.25, 0.75])
+    if q75 - q25 <= 0:
+        raise ValueError("IQR is 0")
+    s = (q75 - q25) / 1.349 if scale == "iqr" else np.std(x)
+    t = np.linspace(0.05 / s, 3 / s, 50)
+    phi = np.exp(1j * t[:, None] * x[None, :]).mean(axis=1)
+    phi2 = np.abs(phi) ** 2 if modulus == "complex" else phi.real**2
+    keep = (phi2 > 0.01) & (phi2 < 0.95)
+    if keep.sum() < 5:
+        raise ValueError("fewer than 5 points in the band")
+    log_t, log_phi2 = np.log(t[keep]), np.log(phi2[keep])
+    target = np.log(-log_phi2) if y == "loglog" else 0.5 * log_phi2
+    w = np.exp(-2 * (log_phi2 + 0.7) ** 2)
+    r = {"sqrt": np.sqrt(w), "none": np.ones_like(w), "w": w}[weighting]  # "w": np.polyfit's w=w
+    A = np.column_stack([log_t, np.ones_like(log_t)]) * r[:, None]
+    slope = np.linalg.lstsq(A, target * r, rcond=None)[0][0]
+    return float(min(max(slope, 1.0), 2.0)) if clip else float(slope)
+
+
+def my_ecf_alpha_estimate(x):
+    return _my_ecf(x)
+
+
+def _my_gamma(leak, rho, lags, *, order=1, one=1.0, divide=True, shift=0, fill=np.nan):
+    """Window by window: the leaks' product times 1 + the sum of rho / leak over t - l + 1 + shift, ..., t + shift."""
+    T, H = leak.shape
+    out = np.full((len(lags), T, H), fill)
+    for i, ell in enumerate(lags):
+        for t in range(int(ell), T + 1):
+            first, last = t - ell + 1 + shift, t + shift
+            if first < 1 or last > T:
+                continue
+            product, total = np.ones(H), np.zeros(H)
+            for j in range(first, last + 1):
+                product = product * leak[j - 1]
+                total = total + rho[j - 1] / (leak[j - 1] if divide else 1.0)
+            out[i, t - 1] = product if order == 0 else product * (one + total)
+    return out
+
+
+def _const_terms(s, h_tilde, w_hh_diag, *, leak_is_s=False):
+    leak = np.full(h_tilde.shape, s if leak_is_s else 1.0 - s)
+    return leak, s * (1.0 - h_tilde**2) * w_hh_diag
+
+
+def my_gamma_const(s, h_tilde, w_hh_diag, lags):
+    return _my_gamma(*_const_terms(s, h_tilde, w_hh_diag), lags)
+
+
+def _diag_terms(s, h_tilde, h_prev, w_hh_diag, u_s_diag, gate_term=1.0):
+    rho = s * (1.0 - h_tilde**2) * w_hh_diag + gate_term * (h_tilde - h_prev) * s * (1.0 - s) * u_s_diag
+    return 1.0 - s, rho
+
+
+def my_gamma_diag(s, h_tilde, h_prev, w_hh_diag, u_s_diag, lags):
+    return _my_gamma(*_diag_terms(s, h_tilde, h_prev, w_hh_diag, u_s_diag), lags)
+
+
+def _my_window(lags, N_req, N, *, qualifies=lambda need, n: 0 < need <= n, rule="max"):
+    """Lag by lag in Python; 'first failure' stops at the first lag (in increasing order) that fails."""
+    table = sorted(zip(lags.tolist(), N_req.tolist())) if rule == "first failure" else list(zip(lags, N_req))
+
+    def one(n):
+        best = 0
+        for lag, need in table:
+            if qualifies(need, n):
+                best = max(best, int(lag)) if rule == "max" else int(lag)
+            elif rule == "first failure":
+                break
+        return best
+
+    if np.ndim(N) == 0:
+        return one(N)
+    return np.array([one(n) for n in N], dtype=np.int64)
+
+
+def my_window_from_table(lags, N_req, N):
+    return _my_window(lags, N_req, N)
+
+
+def _my_closed_form(N, envelope, param, alpha, *, rate=None, log=np.log):
+    """H_N = exp(rate * ln N / beta) or tau * rate * ln N with rate = 1/kappa = 1 - 1/alpha."""
+    if envelope not in ("exponential", "power"):
+        raise ValueError("unknown envelope")
+    if not 1 < alpha <= 2:
+        raise ValueError("alpha must be in (1, 2]")
+    rate = 1.0 - 1.0 / alpha if rate is None else rate
+    N = np.asarray(N, dtype=float)
+    H = param * rate * log(N) if envelope == "exponential" else np.exp(rate * np.log(N) / param)
+    return float(H) if N.ndim == 0 else H
+
+
+def my_window_closed_form(N, envelope, param, alpha):
+    return _my_closed_form(N, envelope, param, alpha)
+
+
+LEARNABILITY_MISTAKES = {
+    "kappa_alpha": {
+        "inverted": (lambda alpha: (alpha - 1) / alpha, "not its inverse"),
+        "alpha itself": (lambda alpha: float(alpha), "kappa is not alpha itself"),
+        "no check": (lambda alpha: alpha / (alpha - 1) if alpha != 1 else math.inf, "raise ValueError"),
+    },
+    "ecf_alpha_estimate": {
+        "log |phi|": (lambda x: _my_ecf(x, y="log phi"), "log |phi| itself is not linear"),
+        "no weights": (lambda x: _my_ecf(x, weighting="none"), "weight each point by w"),
+        "np.polyfit's w": (lambda x: _my_ecf(x, weighting="w"), "np.polyfit's w multiplies the residuals"),
+        "no clipping": (lambda x: _my_ecf(x, clip=False), "clip the slope to [1, 2]"),
+        "real part only": (lambda x: _my_ecf(x, modulus="real"), "the sine part counts too"),
+        "standard deviation": (lambda x: _my_ecf(x, scale="std"), "not the standard deviation"),
+    },
+    "gamma_const": {
+        "zero order": (
+            lambda s, h_tilde, w, lags: _my_gamma(*_const_terms(s, h_tilde, w), lags, order=0),
+            "that is the zero-order factor",
+        ),
+        "no 1 +": (
+            lambda s, h_tilde, w, lags: _my_gamma(*_const_terms(s, h_tilde, w), lags, one=0.0),
+            "keep the 1",
+        ),
+        "rho, not rho / leak": (
+            lambda s, h_tilde, w, lags: _my_gamma(*_const_terms(s, h_tilde, w), lags, divide=False),
+            "divide each rho by its step's leak",
+        ),
+        "leak s": (
+            lambda s, h_tilde, w, lags: _my_gamma(*_const_terms(s, h_tilde, w, leak_is_s=True), lags),
+            "the leak (retention) is 1 - s",
+        ),
+        "window shifted": (
+            lambda s, h_tilde, w, lags: _my_gamma(*_const_terms(s, h_tilde, w), lags, shift=-1),
+            "your window is shifted by one step",
+        ),
+        "zeros for NaN": (
+            lambda s, h_tilde, w, lags: _my_gamma(*_const_terms(s, h_tilde, w), lags, fill=0.0),
+            "fill those entries with NaN",
+        ),
+        "(T, n, H)": (
+            lambda s, h_tilde, w, lags: my_gamma_const(s, h_tilde, w, lags).transpose(1, 0, 2),
+            "the result has shape (len(lags), T, H)",
+        ),
+    },
+    "gamma_diag": {
+        "no gate term": (
+            lambda s, h_tilde, h_prev, w, u, lags: _my_gamma(*_diag_terms(s, h_tilde, h_prev, w, u, 0.0), lags),
+            "DiagGate's rho has a second term",
+        ),
+        "gate term sign": (
+            lambda s, h_tilde, h_prev, w, u, lags: _my_gamma(*_diag_terms(s, h_tilde, h_prev, w, u, -1.0), lags),
+            "check its sign",
+        ),
+        "zero order": (
+            lambda s, h_tilde, h_prev, w, u, lags: _my_gamma(*_diag_terms(s, h_tilde, h_prev, w, u), lags, order=0),
+            "that is the zero-order factor",
+        ),
+        "rho, not rho / leak": (
+            lambda s, h_tilde, h_prev, w, u, lags: _my_gamma(
+                *_diag_terms(s, h_tilde, h_prev, w, u), lags, divide=False
+            ),
+            "divide each rho by its step's leak",
+        ),
+    },
+    "window_from_table": {
+        "first failure": (
+            lambda lags, N_req, N: _my_window(lags, N_req, N, rule="first failure"),
+            "do not stop at the first lag that fails",
+        ),
+        "-1 detectable": (
+            lambda lags, N_req, N: _my_window(lags, N_req, N, qualifies=lambda need, n: need <= n),
+            "N_req = -1 means the lag is never detectable",
+        ),
+        "strict": (
+            lambda lags, N_req, N: _my_window(lags, N_req, N, qualifies=lambda need, n: 0 < need < n),
+            "not < N",
+        ),
+        "last in table order": (
+            lambda lags, N_req, N: _my_window(lags, N_req, N, rule="last"),
+            "the lags need not be sorted",
+        ),
+    },
+    "window_closed_form": {
+        "alpha for kappa": (
+            lambda N, envelope, param, alpha: _my_closed_form(N, envelope, param, alpha, rate=1.0 / alpha),
+            "not alpha",
+        ),
+        "kappa inverted": (
+            lambda N, envelope, param, alpha: _my_closed_form(N, envelope, param, alpha, rate=alpha / (alpha - 1.0)),
+            "not by its inverse",
+        ),
+        "log10": (
+            lambda N, envelope, param, alpha: _my_closed_form(N, envelope, param, alpha, log=np.log10),
+            "not log10",
+        ),
+    },
+}
+
+
 # ============================================================================= all chapters
 
 CORRECT = {
@@ -874,12 +1083,19 @@ CORRECT = {
     "reservoir_update": my_reservoir_update,
     "ridge_readout": my_ridge_readout,
     "memory_capacity": my_memory_capacity,
+    "kappa_alpha": my_kappa_alpha,
+    "ecf_alpha_estimate": my_ecf_alpha_estimate,
+    "gamma_const": my_gamma_const,
+    "gamma_diag": my_gamma_diag,
+    "window_from_table": my_window_from_table,
+    "window_closed_form": my_window_closed_form,
 }
 """The exercise name -> an independent correct implementation."""
 
-MISTAKES = {**NGRAM_MISTAKES, **NLM_MISTAKES, **RNN_MISTAKES, **GATED_MISTAKES}
+MISTAKES = {**NGRAM_MISTAKES, **NLM_MISTAKES, **RNN_MISTAKES, **GATED_MISTAKES, **LEARNABILITY_MISTAKES}
 """The exercise name -> {mistake: (wrong answer, words its targeted hint must contain)}."""
 
-VISIBLE_HINT_ONLY = {("perplexity", "sign")}
+VISIBLE_HINT_ONLY = {("perplexity", "sign"), ("kappa_alpha", "no check")}
 """Mistakes whose hint a hidden draw may miss: its first failing case can hold a token of
-probability zero, where the perplexity is infinite and the sign mistake gives 0."""
+probability zero, where the perplexity is infinite and the sign mistake gives 0. Hidden draws of
+kappa_alpha hold no invalid alpha, so a missing check of alpha fails visible cases only."""

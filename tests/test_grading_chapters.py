@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import seqlearn.gated.reference
+import seqlearn.learnability.reference
 import seqlearn.ngram.basics
 import seqlearn.nlm.basics
 import seqlearn.rnn
@@ -34,10 +35,11 @@ REFERENCES = {
     "02_neural_lm": seqlearn.nlm.basics,
     "03_rnn_bptt": seqlearn.rnn,
     "04_lstm_gru_esn": seqlearn.gated.reference,
+    "05_learnability": seqlearn.learnability.reference,
 }
 """The assignment -> the module whose functions of the exercises' names are the graded references."""
 
-GRADED_IN_FULL = ("01_ngram", "02_neural_lm", "04_lstm_gru_esn")
+GRADED_IN_FULL = ("01_ngram", "02_neural_lm", "04_lstm_gru_esn", "05_learnability")
 """Assignments whose reference module holds the exercises' references and nothing else."""
 
 WRONG_RESULTS = [None, [1, 2], "text", {"a": 1}, {1: 2.0}, {("a",): "x"}, (1.0,), math.nan, -1.0, 0, np.zeros(3)]
@@ -667,3 +669,88 @@ def test_the_reservoir_functions_behind_the_exercises_refuse_to_run_under_gradin
     message = _failure(name, lambda *args, **kwargs: package_function(*args, **kwargs))
     assert message.startswith(f"{name} scores zero:") and REFUSAL in message
     assert "seqlearn's seqlearn.reservoir." in message
+
+
+# ============================================================================= Chapter 5: the learnability window
+
+
+def test_random_alphas_reach_the_gaussian_and_heavy_tails():
+    alphas = np.array([c.inputs["alpha"] for c in _draws("kappa_alpha")])
+    assert np.all((alphas > 1) & (alphas <= 2))
+    assert 0.05 < np.mean(alphas == 2.0) < 0.2 and 0.05 < np.mean(alphas < 1.1) < 0.3
+
+
+def test_random_stable_samples_clip_at_both_ends_and_are_shifted_and_scaled():
+    cases = _draws("ecf_alpha_estimate", 120)
+    estimates = np.array([answers.my_ecf_alpha_estimate(**c.inputs) for c in cases])
+    assert 0.1 < np.mean(estimates == 2.0) < 0.4 and 0.04 < np.mean(estimates == 1.0) < 0.4
+    assert np.mean((estimates > 1) & (estimates < 2)) > 0.4
+    medians = np.array([np.median(c.inputs["x"]) for c in cases])
+    assert np.mean(np.abs(medians) > 0.1) > 0.2, "the data need not be centred"
+    assert all(200 <= len(c.inputs["x"]) <= 2000 for c in cases)
+
+
+@pytest.mark.parametrize("name", ["gamma_const", "gamma_diag"])
+def test_random_gate_sequences_have_short_and_full_windows(name):
+    cases = _draws(name)
+    for case in cases:
+        h_tilde, lags = case.inputs["h_tilde"], case.inputs["lags"]
+        T, H = h_tilde.shape
+        assert lags.dtype == np.int64 and lags.min() >= 1 and lags.max() <= T
+        s = np.asarray(case.inputs["s"])
+        assert np.all((s > 0) & (s < 1)) and s.shape == (() if name == "gamma_const" else (T, H))
+        if name == "gamma_diag":
+            assert case.inputs["h_prev"].shape == (T, H) and case.inputs["u_s_diag"].shape == (H,)
+    assert max(len(c.inputs["h_tilde"]) for c in cases) == 12 and any(len(c.inputs["lags"]) > 1 for c in cases)
+    assert any(np.any(np.diff(c.inputs["lags"]) < 0) for c in cases), "lags in any order"
+
+
+def test_random_tables_are_non_contiguous_with_undetectable_lags():
+    cases = _draws("window_from_table")
+    assert 0.3 < np.mean([np.ndim(c.inputs["N"]) == 0 for c in cases]) < 0.6
+    assert 0.2 < np.mean([np.any(np.diff(c.inputs["lags"]) < 0) for c in cases]) < 0.6
+    assert np.mean([np.any(c.inputs["N_req"] == -1) for c in cases]) > 0.5
+    contiguous = [
+        answers.MISTAKES["window_from_table"]["first failure"][0](**c.inputs) for c in cases
+    ]  # stops at the first lag that fails
+    differs = [compare(answers.my_window_from_table(**c.inputs), got) is not None for c, got in zip(cases, contiguous)]
+    assert np.mean(differs) > 0.2
+    ties = [np.isin(c.inputs["N"], c.inputs["N_req"]).any() for c in cases]
+    assert np.mean(ties) > 0.3, "N equal to some N_req: <= and < differ"
+
+
+def test_random_closed_forms_cover_both_envelopes_and_shapes():
+    cases = _draws("window_closed_form")
+    assert {(c.inputs["envelope"], np.ndim(c.inputs["N"])) for c in cases} == {
+        ("exponential", 0),
+        ("exponential", 1),
+        ("power", 0),
+        ("power", 1),
+    }
+    assert all(np.min(c.inputs["N"]) >= 1 for c in cases)
+
+
+def test_the_worked_examples_of_chapter_5():
+    ref = seqlearn.learnability.reference
+    assert CHECKS["kappa_alpha"].cases()[0].call(ref.kappa_alpha) == 3.0
+    alpha = CHECKS["ecf_alpha_estimate"].cases()[0].call(ref.ecf_alpha_estimate)
+    assert alpha == pytest.approx(1.4974, abs=1e-4)
+    gamma = CHECKS["gamma_const"].cases()[0].call(ref.gamma_const)  # rho / leak = (1, 0.75, 1), leak 1/2
+    assert np.allclose(gamma[:, :, 0], [[1.0, 0.875, 1.0], [np.nan, 0.6875, 0.6875]], equal_nan=True)
+    gamma = CHECKS["gamma_diag"].cases()[0].call(ref.gamma_diag)
+    assert gamma.shape == (2, 2, 2)
+    assert np.allclose(
+        gamma[0, :, 0], [0.5 * (1 + 0.375 / 0.5 + 0.5 * 0.25 * 2 / 0.5), 0.5 * (1 + 0.5 / 0.5 - 0.25 * 0.25 * 2 / 0.5)]
+    )
+    assert CHECKS["window_from_table"].cases()[0].call(ref.window_from_table).tolist() == [0, 1, 5, 5, 8]
+    assert CHECKS["window_from_table"].cases()[1].call(ref.window_from_table) == 5
+    assert CHECKS["window_from_table"].cases()[2].call(ref.window_from_table).tolist() == [1, 5, 8]
+    values = [c.call(ref.window_closed_form) for c in CHECKS["window_closed_form"].cases()[:4]]
+    assert np.allclose(values[:3], [61.40, 92.10, 100.0], atol=0.01)
+    assert np.allclose(values[3], [1.0, 100 ** (1 / 3), 21.544], atol=1e-3)
+
+
+def test_the_first_failure_mistake_fails_the_worked_table():
+    message = _failure("window_from_table", _mistake("window_from_table", "first failure"))
+    assert "visible case 1 of" in message and "(the worked example)" in message
+    assert "expected 5, got 1" in message

@@ -16,10 +16,18 @@
 from types import MappingProxyType
 
 from ..guard import REFUSAL, ReferenceCallError, is_grading, reference, student_code
-from . import gated, ngram, nlm, rnn
+from . import gated, learnability, ngram, nlm, rnn
 from .checks import Case, CheckFailure, FunctionCheck, Mismatch, compare, describe_type, hidden_rngs, visible_rngs
 
-ASSIGNMENTS = MappingProxyType({"01_ngram": ngram, "02_neural_lm": nlm, "03_rnn_bptt": rnn, "04_lstm_gru_esn": gated})
+ASSIGNMENTS = MappingProxyType(
+    {
+        "01_ngram": ngram,
+        "02_neural_lm": nlm,
+        "03_rnn_bptt": rnn,
+        "04_lstm_gru_esn": gated,
+        "05_learnability": learnability,
+    }
+)
 """Each assignment (its nbgrader id, the folder ``solutions/<id>``) -> the module of its checks.
 
 The one table of which reference backs which exercise: the module's ``CHECKS`` maps each
