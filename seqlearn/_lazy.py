@@ -21,8 +21,19 @@ __all__ = ["lazy_exports"]
 def lazy_exports(
     package: str, table: Mapping[str, Sequence[str]], namespace: dict
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package`` that load the names of ``table`` on first use."""
+    """``(__getattr__, __dir__)`` for ``package`` that load the names of ``table`` on first use.
+
+    A name may not also be a submodule's: once the submodule is imported, Python binds the
+    module to the package's attribute of that name, and ``from package import name`` would
+    return the module (``ValueError``).
+    """
+    import pkgutil
+
     module_of = {name: module for module, names in table.items() for name in names}
+    submodules = {m.name for m in pkgutil.iter_modules(namespace.get("__path__", []))}
+    clashes = sorted(set(module_of) & submodules)
+    if clashes:
+        raise ValueError(f"{package}: exported names {clashes} are also submodules; rename one of each pair")
 
     def __getattr__(name: str):  # noqa: N807 (PEP 562)
         if name in module_of:

@@ -5,7 +5,7 @@ how far back its gradients merely survive? :mod:`~seqlearn.learnability.stable` 
 :math:`\alpha`-stable tools (sampling, the ECF and McCulloch estimators of :math:`\alpha`,
 :math:`\kappa_\alpha = \alpha / (\alpha - 1)`); :mod:`~seqlearn.learnability.window` the
 detectability statistics (SNR, :math:`N_{req}(\ell)`, the window :math:`H_N`, its closed forms and
-the master law); :mod:`~seqlearn.learnability.transport` the five architectures' transport factors
+the master law); :mod:`~seqlearn.learnability.effective_rates` the five architectures' transport factors
 :math:`\Gamma`; :mod:`~seqlearn.learnability.models` the five architectures (ConstGate,
 SharedGate, DiagGate, and Chapter 4's GRU and LSTM cells) with their gate intermediates;
 :mod:`~seqlearn.learnability.task` the delayed multi-lag regression and a network that fits it;
@@ -56,7 +56,7 @@ _LAZY = {
     "matched": ["random_directions", "sensitivities", "matched_statistic"],
     "fits": ["LineFit", "fit_line", "envelope_fits", "unit_time_scales", "master_law_fit"],
     "pipeline": ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"],
-    "transport": [
+    "effective_rates": [
         "tau_const",
         "transport_terms",
         "transport",

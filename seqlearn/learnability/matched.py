@@ -10,7 +10,7 @@ rate gives (Livi, arXiv 2512.05790)
     \psi_{n,t}(\ell) = \sum_q \mu^{(q)}_{n,t,\ell}\, \delta^{(q)}_{n,t}\, v^{(q)}_{n,t-\ell},
     \qquad \delta_{n,t} = (\hat y_{n,t} - y_{n,t})\, w_{out},
 
-with :math:`\mu = \Lambda\Gamma` (:mod:`~seqlearn.learnability.transport`). Two sample types:
+with :math:`\mu = \Lambda\Gamma` (:mod:`~seqlearn.learnability.effective_rates`). Two sample types:
 *instantaneous* (every sequence :math:`n` and window end :math:`t`, pooled) and *per-sequence
 means* :math:`\bar\psi_n(\ell) = \mathrm{mean}_t\, \psi_{n,t}(\ell)`, further averaged over
 :math:`K` random unit directions :math:`w_k` (the paper's final runs). The second are the
@@ -71,7 +71,7 @@ def matched_statistic(mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, la
 
     Parameters
     ----------
-    mu : ``(B, n_lags, T, H)``, indexed like :func:`~seqlearn.learnability.transport.transport`
+    mu : ``(B, n_lags, T, H)``, indexed like :func:`~seqlearn.learnability.effective_rates.transport`
         (``[:, i, t - 1]``: the window ending at :math:`t`).
     delta : ``(B, T, H)``, ``[:, t - 1]`` = :math:`\delta_t`, the output-projected error at :math:`h_t`.
     v : ``(B, T + 1, H)``, :math:`v_0, \dots, v_T` from :func:`sensitivities`.

@@ -27,7 +27,7 @@ paper's hand-written cells follow: torch's GRU keeps the *old* state with :math:
 paper writes :math:`1 - z_t`) and applies the reset gate to :math:`W_{hn} h_{t-1} + b_{hn}`;
 and neither cell has the paper's LayerNorm on the candidate. :func:`gru` and :func:`lstm` build
 them with the paper's gate initialisation (retention :math:`z_0 = 1 - s_0`, forget
-:math:`f_0`). The transport factors of :mod:`~seqlearn.learnability.transport` are derived for
+:math:`f_0`). The transport factors of :mod:`~seqlearn.learnability.effective_rates` are derived for
 these cells as they are.
 
 **Why the leaky family is not a** :class:`~seqlearn.gated.GRUCell` **subclass.** The GRU's
@@ -187,7 +187,7 @@ class LeakyGatedCell(nn.Module):
 class ConstGate(LeakyGatedCell):
     r"""The leaky cell with a constant write gate :math:`s_t \equiv s` (buffer ``s``, not trained).
 
-    Its memory time is :math:`\tau = -1/\ln(1 - s)` (:func:`~seqlearn.learnability.transport.tau_const`).
+    Its memory time is :math:`\tau = -1/\ln(1 - s)` (:func:`~seqlearn.learnability.effective_rates.tau_const`).
     """
 
     s: torch.Tensor

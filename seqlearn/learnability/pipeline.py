@@ -34,7 +34,7 @@ from .matched import matched_statistic, random_directions, sensitivities
 from .models import ARCHITECTURES
 from .stable import ecf_alpha
 from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score, train_regressor
-from .transport import adaptive_rates, base_rates, transport
+from .effective_rates import adaptive_rates, base_rates, transport
 from .window import learnability_window, required_samples
 
 __all__ = ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"]

@@ -191,7 +191,7 @@ def train_regressor(
 
     The weights of the epoch with the lowest validation loss are restored at the end (the
     paper's later recipe); the optimiser keeps its state of the last step, from which
-    :func:`~seqlearn.learnability.transport.adaptive_rates` reads Adam's rates. ``history`` is
+    :func:`~seqlearn.learnability.effective_rates.adaptive_rates` reads Adam's rates. ``history`` is
     :class:`seqlearn.training.History`.
     """
     from ..training import fit

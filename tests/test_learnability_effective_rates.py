@@ -22,7 +22,7 @@ from seqlearn.learnability.models import (
     build,
     run,
 )
-from seqlearn.learnability.transport import (
+from seqlearn.learnability.effective_rates import (
     adaptive_rates,
     base_rates,
     envelope,
