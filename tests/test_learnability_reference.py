@@ -16,9 +16,9 @@ import torch
 
 from seqlearn.guard import ReferenceCallError, student_code
 from seqlearn.learnability import reference as ref
+from seqlearn.learnability.effective_rates import transport
 from seqlearn.learnability.models import ConstGate, DiagGate, run
 from seqlearn.learnability.stable import ecf_alpha, kappa, sample_stable
-from seqlearn.learnability.effective_rates import transport
 from seqlearn.learnability.window import learnability_window, window_exponential, window_power
 
 F64 = {"dtype": torch.float64, "device": "cpu"}
