@@ -4,10 +4,10 @@
                                  [--architectures const,shared,diag,gru,lstm] [--arch diag]
                                  [--repeats 3] [--device-a cuda]
 
-1. The whole Tier 2 experiment at the chapter's scale (``Tier2Config()``: T 64, H 32, 60 epochs,
-   2048 diagnostic sequences, 14 lags, K 4) on the CPU, one torch thread per process as the
-   pipeline runs it: per architecture the training seconds, the diagnostics seconds
-   (``Diagnostics.seconds``), R^2 and the achievable R^2 (from the ``workers=1`` run); then the
+1. The whole Tier 2 experiment at the chapter's scale (``Tier2Config()``'s defaults, printed in the
+   section's title) on the CPU, one torch thread per process as the pipeline runs it: per
+   architecture the training seconds, the diagnostics seconds (``Diagnostics.seconds``), R^2 and
+   the achievable R^2 (from the ``workers=1`` run); then the
    wall time of ``learnability_experiment`` over all architectures with ``workers=1`` against
    ``workers=2`` (forked processes), their ratio, and the ``workers=2`` time over Binder's
    3 minutes on 2 cores. Both runs must agree (max |R^2 difference| is printed).
