@@ -102,6 +102,11 @@ def cpu_name() -> str:
         return platform.processor() or platform.machine()
 
 
+def load() -> str:
+    """The 1-minute load average (a busy machine makes the workers=2 row meaningless)."""
+    return f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "load average unknown"
+
+
 def describe(c: Tier2Config) -> str:
     return (
         f"T={c.T} D={c.D} H={c.H}, {c.n_train} training sequences, {c.epochs} epochs of batch {c.batch_size}, "
@@ -147,7 +152,7 @@ def cpu_experiment(config: Tier2Config, architectures: list[str]) -> dict[str, D
     )
     print(
         f"   workers=2 over Binder's {BINDER_SECONDS:.0f} s on {BINDER_CORES} cores: {t2 / BINDER_SECONDS:.2f} "
-        f"(this machine: {os.cpu_count()} cores)"
+        f"(this machine: {os.cpu_count()} cores; {load()}: other processes slow workers=2 first)"
     )
     return {arch: d for (arch, _), d in one.items()}
 
@@ -335,7 +340,7 @@ def main() -> None:
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} torch thread(s) for sections 1-2 "
         f"({default_threads} by default, {os.cpu_count()} cores); CPU: {cpu_name()}; "
-        f"CUDA: {', '.join(gpus) if gpus else 'none'}"
+        f"CUDA: {', '.join(gpus) if gpus else 'none'}; {load()}"
     )
     if not args.skip_cpu:
         measured = cpu_experiment(config, architectures)
