@@ -245,10 +245,10 @@ class Tier2Config:
     noise_std: float = 0.4
     n_train: int = 1024
     n_val: int = 256
-    n_diag: int = 2048
+    n_diag: int = 1024
     s0: float = 0.05
     layernorm: bool = True
-    epochs: int = 60
+    epochs: int = 50
     batch_size: int = 128
     lr: float = 5e-3
     weight_decay: float = 1e-4
