@@ -250,3 +250,23 @@ def test_every_reference_refuses_to_run_in_a_graded_answer(name):
     assert function.__seqlearn_reference__
     with student_code(), pytest.raises(ReferenceCallError, match=name):
         function()
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("stable", "kappa"),
+        ("stable", "ecf_alpha"),
+        ("window", "learnability_window"),
+        ("window", "window_exponential"),
+        ("window", "window_power"),
+        ("effective_rates", "transport"),
+    ],
+)
+def test_the_package_functions_the_exercises_repeat_refuse_too(module, name):
+    """Otherwise an answer could delegate to the package and pass the notebook's own test cells."""
+    import importlib
+
+    function = getattr(importlib.import_module(f"seqlearn.learnability.{module}"), name)
+    with student_code(), pytest.raises(ReferenceCallError, match=name):
+        function()

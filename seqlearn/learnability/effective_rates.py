@@ -52,6 +52,7 @@ import numpy as np
 import torch
 
 from ..gated.cells import GRUCell, LSTMCell
+from ..guard import reference
 from ..validation import int_array, integer, real, real_array
 from .models import DiagGate, LeakyGatedCell, SharedGate, Trajectory
 
@@ -153,6 +154,7 @@ def _order(order) -> int:
     return integer(order, "order", low=0, high=1)
 
 
+@reference
 def transport(traj: Trajectory, lags, order: int = 1) -> torch.Tensor:
     r""":math:`\Gamma^{(q)}_{t,\ell}` for every lag in ``lags`` and every window end :math:`t`, by prefix sums.
 

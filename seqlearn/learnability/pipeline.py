@@ -29,12 +29,12 @@ import torch
 from ..device import resolve_device
 from ..parallel import map_in_workers
 from ..validation import choice, int_array, integer, real
+from .effective_rates import adaptive_rates, base_rates, transport
 from .fits import LineFit, envelope_fits, master_law_fit, unit_time_scales
 from .matched import matched_statistic, random_directions, sensitivities
 from .models import ARCHITECTURES
 from .stable import ecf_alpha
 from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score, train_regressor
-from .effective_rates import adaptive_rates, base_rates, transport
 from .window import learnability_window, required_samples
 
 __all__ = ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"]

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..guard import reference
 from ..validation import choice, generator, integer, probability, real, real_array
 
 __all__ = [
@@ -40,6 +41,7 @@ _ECF_POINTS = 50  # the t grid of the ECF regression
 _TABLE_ALPHAS = 41  # McCulloch table nodes on [1, 2] (step 0.025), PCHIP in between
 
 
+@reference
 def kappa(alpha) -> float:
     r""":math:`\kappa_\alpha = \alpha / (\alpha - 1)` for :math:`\alpha \in (1, 2]`.
 
@@ -138,6 +140,7 @@ def _usable(phi2: np.ndarray) -> np.ndarray | None:
     return relaxed if relaxed.sum() >= 3 else None
 
 
+@reference
 def ecf_alpha(x) -> StableFit:
     r"""Koutrouvelis' (1980) regression on the empirical characteristic function, for :math:`\beta = 0`.
 

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..guard import reference
 from ..validation import generator, int_array, integer, probability, real, real_array
 from .stable import kappa, sample_stable
 
@@ -124,6 +125,7 @@ def required_samples_continuous(mean, alpha, sigma, eps) -> np.ndarray:
         return (eps * s / m) ** (a / (a - 1.0))
 
 
+@reference
 def learnability_window(lags, N_req, N):
     r"""The learnability window :math:`H_N = \max\{\ell : 0 < N_{req}(\ell) \le N\}` (0 if no lag qualifies).
 
@@ -155,6 +157,7 @@ def _closed_form_args(N, alpha, A, C) -> tuple[np.ndarray, float, float, float]:
     return _positive(N, "N"), kappa(alpha), real(A, "A", low=0.0, low_open=True), real(C, "C", low=0.0, low_open=True)
 
 
+@reference
 def window_exponential(N, tau, alpha, A=1.0, C=1.0):
     r""":math:`H_N` for an exponential envelope :math:`f(\ell) = A e^{-\ell/\tau}` (logarithmic in :math:`N`).
 
@@ -169,6 +172,7 @@ def window_exponential(N, tau, alpha, A=1.0, C=1.0):
     return np.maximum(tau * (np.log(A) + np.log(N / C) / k), 0.0)
 
 
+@reference
 def window_power(N, beta, alpha, A=1.0, C=1.0):
     r""":math:`H_N` for a power-law envelope :math:`f(\ell) = A \ell^{-\beta}` (polynomial in :math:`N`).
 
