@@ -265,3 +265,19 @@ def test_bad_pipeline_input_is_refused():
         learnability_experiment(["elman"], config=TINY, progress=False)
     with pytest.raises(TypeError, match="Tier2Config"):
         learnability_experiment(config={"T": 16}, progress=False)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_diagnostics_equal_the_cpu_ones():
+    """The same float64 model diagnosed on either device: the envelope, the statistics, N_req."""
+    diag = delayed_regression(48, 16, D=3, lags=(2, 4), coeffs=(0.6, 0.4), seed=1)
+    lags = [1, 2, 4, 7]
+    results = []
+    for device in ("cpu", "cuda"):
+        model = GatedRegressor("lstm", 3, 6, seed=0, dtype=torch.float64, device=device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        results.append(diagnose(model, optimizer, diag, lags, K=2, chunk=16, progress=False))
+    cpu, gpu = results
+    for name in ("f", "f_gates", "unit_mass", "mean", "alpha", "sigma"):
+        np.testing.assert_allclose(getattr(gpu, name), getattr(cpu, name), rtol=1e-7, err_msg=name)

@@ -114,11 +114,12 @@ class _Accumulator:
         self.instantaneous: list[list[np.ndarray]] = [[] for _ in range(n_lags)]
 
     def add_rates(self, mu: torch.Tensor, gates: torch.Tensor) -> None:
-        valid = ~torch.isnan(mu[..., 0])  # (B, n, T)
-        self.count += valid.sum(dim=(0, 2)).numpy()
-        self.mass += torch.nansum(mu.abs().sum(-1), dim=(0, 2)).numpy()
-        self.gate_mass += torch.nansum(gates.abs().sum(-1), dim=(0, 2)).numpy()
-        self.unit += torch.nansum(mu.abs(), dim=(0, 2)).numpy()
+        """``mu`` and ``gates`` ``(B, n, T, H)`` on any device: reduced there, only the sums come back."""
+        host = lambda t: t.cpu().numpy()  # noqa: E731
+        self.count += host((~torch.isnan(mu[..., 0])).sum(dim=(0, 2)))  # valid windows per lag
+        self.mass += host(torch.nansum(mu.abs().sum(-1), dim=(0, 2)))
+        self.gate_mass += host(torch.nansum(gates.abs().sum(-1), dim=(0, 2)))
+        self.unit += host(torch.nansum(mu.abs(), dim=(0, 2)))
 
     def add_psi(self, psi: torch.Tensor) -> None:
         """``psi`` ``(K, B, n, T)``: per-sequence means averaged over K; the first direction's steps."""
@@ -135,7 +136,7 @@ def _chunk_rates(model: GatedRegressor, x: torch.Tensor, y: torch.Tensor, lags, 
         residual = model.readout_of(traj) - y  # (B, T)
     gamma = transport(traj, lags)  # (B, n, T, H)
     mu = base_rates(traj, lags, lam) * gamma if isinstance(lam, torch.Tensor) else lr * gamma
-    acc.add_rates(mu.cpu(), lr * transport(traj, lags, order=0).cpu())
+    acc.add_rates(mu, lr * transport(traj, lags, order=0))
     w_out = model.readout.weight.detach().to(torch.float64)[0]  # (H,)
     delta = residual.to(torch.float64)[..., None] * w_out  # (B, T, H)
     return mu, delta
@@ -276,7 +277,7 @@ class Tier2Config:
             lr=1e-3,
             lags=tuple(int(v) for v in np.unique(np.linspace(4, 256, 128).round())),
             K=1,
-            chunk=64,
+            chunk=16,  # (16, 128 lags, 1024, 128) float64 arrays: 2.1 GB each
         )
 
 
