@@ -84,6 +84,8 @@ __all__ = [
     "describe_type",
     "visible_rngs",
     "hidden_rngs",
+    "same_values",
+    "matching_advice",
 ]
 
 
@@ -712,3 +714,19 @@ def define_checkers(namespace: dict, checks: Mapping[str, FunctionCheck]) -> lis
     checkers = [_checker(check, namespace["__name__"]) for check in checks.values()]
     namespace.update({checker.__name__: checker for checker in checkers})
     return [checker.__name__ for checker in checkers]
+
+
+def same_values(got, expected, rtol: float = 1e-9, atol: float = 1e-12, equal_nan: bool = False) -> bool:
+    """Whether ``got`` is a float array (or number) of ``expected``'s shape, equal to it within tolerances."""
+    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def matching_advice(candidates, got, expected, same: Callable = same_values) -> str | None:
+    """The advice of every candidate ``(advice, value)`` that ``got`` equals while ``expected`` does not.
+
+    How the checks name a typical mistake: each candidate is what one mistake computes; advice
+    repeated by several candidates is given once, in order, joined by ``"; or "``.
+    """
+    advice = [text for text, value in candidates if same(got, value) and not same(value, expected)]
+    return "; or ".join(dict.fromkeys(advice)) or None

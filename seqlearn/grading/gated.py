@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..gated.reference import gru_step, lstm_step, memory_capacity, reservoir_update, ridge_readout
-from .checks import Case, FunctionCheck, define_checkers
+from .checks import Case, FunctionCheck, define_checkers, matching_advice, same_values
 
 __all__ = [
     "EXAMPLE_LSTM",
@@ -45,20 +45,8 @@ __all__ = [
 ]
 
 
-def _same(got, expected, rtol: float = 1e-9, atol: float = 1e-12) -> bool:
-    """Whether ``got`` is a float array (or number) equal to ``expected`` within tolerances."""
-    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
-
-
 def _sigmoid(a):
     return 0.5 * (1.0 + np.tanh(0.5 * a))
-
-
-def _matching(candidates, got, expected, same=_same) -> str | None:
-    """The advice of every candidate (advice, value) that ``got`` equals while ``expected`` does not."""
-    advice = [text for text, value in candidates if same(got, value) and not same(value, expected)]
-    return "; or ".join(dict.fromkeys(advice)) or None
 
 
 def _gated_parameters(rng: np.random.Generator, n_gates: int) -> dict[str, np.ndarray]:
@@ -156,7 +144,7 @@ _LSTM_MISTAKES: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 def _both_same(a, b) -> bool:
-    return _same(a[0], b[0]) and _same(a[1], b[1])
+    return same_values(a[0], b[0]) and same_values(a[1], b[1])
 
 
 def _lstm_hint(case: Case, expected, got) -> str | None:
@@ -167,7 +155,7 @@ def _lstm_hint(case: Case, expected, got) -> str | None:
         return "return the pair in the order (h_new, c_new)"
     inputs = {k: np.asarray(v, dtype=float) for k, v in case.inputs.items()}
     candidates = [(advice, _lstm_variant(**inputs, **options)) for advice, options in _LSTM_MISTAKES]
-    return _matching(candidates, got, expected, same=_both_same)
+    return matching_advice(candidates, got, expected, same=_both_same)
 
 
 LSTM_STEP = FunctionCheck(
@@ -265,7 +253,7 @@ def _gru_hint(case: Case, expected, got) -> str | None:
         ("add both biases, b_ih and b_hh (torch keeps two)", {"bias": "hh"}),
     ]
     candidates = [(text, _gru_variant(**inputs, **options)) for text, options in variants]
-    return _matching(candidates, got, expected)
+    return matching_advice(candidates, got, expected)
 
 
 GRU_STEP = FunctionCheck(
@@ -329,7 +317,7 @@ def _reservoir_hint(case: Case, expected, got) -> str | None:
         ("add the bias b inside the tanh", (1 - a) * x + a * np.tanh(drive - b)),
         ("the leak mixes states, outside the tanh", np.tanh((1 - a) * x + a * drive)),
     ]
-    return _matching(candidates, got, expected)
+    return matching_advice(candidates, got, expected)
 
 
 RESERVOIR_UPDATE = FunctionCheck(
@@ -403,7 +391,7 @@ def _readout_hint(case: Case, expected, got) -> str | None:
         ("use beta itself, not beta squared", np.linalg.solve(A + beta**2 * np.eye(p), rhs)),
         ("use beta itself, not beta times the number of rows T", np.linalg.solve(A + beta * len(Z) * np.eye(p), rhs)),
     ]
-    return _matching(candidates, got, expected)
+    return matching_advice(candidates, got, expected)
 
 
 RIDGE_READOUT = FunctionCheck(
@@ -496,7 +484,7 @@ def _memory_hint(case: Case, expected, got) -> str | None:
         return "return the pair in the order (mc, r2): the total first, then the array of k_max values"
     inputs = {k: np.asarray(v, dtype=float) for k, v in case.inputs.items() if k != "k_max"}
     k_max = case.inputs["k_max"]
-    same = lambda a, b: _same(a[1], b[1], rtol=1e-6, atol=1e-8)  # noqa: E731
+    same = lambda a, b: same_values(a[1], b[1], rtol=1e-6, atol=1e-8)  # noqa: E731
     candidates = [
         (
             "score each readout on the second half (the test steps), not on the half it was fitted on: the "
@@ -518,10 +506,10 @@ def _memory_hint(case: Case, expected, got) -> str | None:
             _memory_variant(**inputs, k_max=k_max, r2="determination"),
         ),
     ]
-    advice = _matching(candidates, (mc, r2), expected, same=same)
+    advice = matching_advice(candidates, (mc, r2), expected, same=same)
     if advice:
         return advice
-    if _same(r2, expected[1], rtol=1e-6, atol=1e-8) and not _same(mc, expected[0], rtol=1e-6, atol=1e-8):
+    if same_values(r2, expected[1], rtol=1e-6, atol=1e-8) and not same_values(mc, expected[0], rtol=1e-6, atol=1e-8):
         return "mc is the sum of the per-delay r^2 values"
     return None
 

@@ -28,6 +28,7 @@ for :math:`\kappa_\alpha`, or without it.
 
 from __future__ import annotations
 
+import functools
 from types import MappingProxyType
 from typing import Any
 
@@ -42,7 +43,7 @@ from ..learnability.reference import (
     window_from_table,
 )
 from ..learnability.stable import sample_stable
-from .checks import Case, FunctionCheck, define_checkers
+from .checks import Case, FunctionCheck, define_checkers, matching_advice, same_values
 
 __all__ = [
     "EXAMPLE_ECF",
@@ -53,16 +54,12 @@ __all__ = [
 ]
 
 
-def _same(got, expected, rtol: float = 1e-9, atol: float = 1e-12) -> bool:
-    """Whether ``got`` is a float array (or number) equal to ``expected`` within tolerances (NaN equals NaN)."""
-    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+_same = functools.partial(same_values, equal_nan=True)  # NaN marks t < lag
 
 
 def _matching(candidates, got, expected, same=_same) -> str | None:
-    """The advice of every candidate (advice, value) that ``got`` equals while ``expected`` does not."""
-    advice = [text for text, value in candidates if same(got, value) and not same(value, expected)]
-    return "; or ".join(dict.fromkeys(advice)) or None
+    """:func:`~seqlearn.grading.checks.matching_advice` with NaN-aware comparison."""
+    return matching_advice(candidates, got, expected, same)
 
 
 def _kappa(alpha: float) -> float:

@@ -19,6 +19,7 @@ weight outside [0, 1].
 
 from __future__ import annotations
 
+import functools
 import math
 from types import MappingProxyType
 
@@ -32,7 +33,7 @@ from ..nlm.basics import (
     nlm_logits,
     perplexity_from_loss,
 )
-from .checks import Case, FunctionCheck, define_checkers
+from .checks import Case, FunctionCheck, define_checkers, same_values
 
 __all__ = [
     "random_stream",
@@ -47,10 +48,7 @@ EXAMPLE_STREAM = np.array([BOS_ID, 3, 4, 5, EOS_ID, BOS_ID, 3, 6, EOS_ID], dtype
 """``the cat sat`` / ``the dog`` with ids the=3, cat=4, sat=5, dog=6: the notebook's corpus."""
 
 
-def _same(got, expected, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """Whether ``got`` is a float array (or number) equal to ``expected`` within tolerances."""
-    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=False))
+_same = functools.partial(same_values, rtol=1e-6, atol=1e-9)
 
 
 # ----------------------------------------------------------------------------- random streams

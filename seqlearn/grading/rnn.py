@@ -23,6 +23,7 @@ sigmoid's :math:`\gamma = 1/4` forgotten.
 
 from __future__ import annotations
 
+import functools
 from types import MappingProxyType
 
 import numpy as np
@@ -30,7 +31,7 @@ import numpy as np
 from ..rnn.clipping import clip_grad_norm
 from ..rnn.elman import NONLINEARITIES, activation, activation_derivative, bptt_gradients, elman_forward
 from ..rnn.jacobians import GAMMA, gradient_regime, product_norms_vs_lag
-from .checks import Case, FunctionCheck, define_checkers
+from .checks import Case, FunctionCheck, define_checkers, same_values
 
 __all__ = [
     "EXAMPLE_NETWORK",
@@ -40,10 +41,7 @@ __all__ = [
 GRADIENT_KEYS = ("h0", "W_hh", "W_xh", "b_h", "W_hy", "b_y")
 
 
-def _same(got, expected, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """Whether ``got`` is a float array (or number) equal to ``expected`` within tolerances."""
-    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
+_same = functools.partial(same_values, rtol=1e-6, atol=1e-9)
 
 
 # ----------------------------------------------------------------------------- random networks
