@@ -13,15 +13,6 @@ import torch
 from scipy.stats import spearmanr
 
 from seqlearn.gated import GRU, LSTM, GRUCell, LSTMCell
-from seqlearn.learnability.models import (
-    ARCHITECTURES,
-    ConstGate,
-    DiagGate,
-    SharedGate,
-    architecture_of,
-    build,
-    run,
-)
 from seqlearn.learnability.effective_rates import (
     adaptive_rates,
     base_rates,
@@ -33,6 +24,15 @@ from seqlearn.learnability.effective_rates import (
     transport,
     transport_loop,
     transport_terms,
+)
+from seqlearn.learnability.models import (
+    ARCHITECTURES,
+    ConstGate,
+    DiagGate,
+    SharedGate,
+    architecture_of,
+    build,
+    run,
 )
 
 F64 = {"dtype": torch.float64, "device": "cpu"}

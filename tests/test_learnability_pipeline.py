@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import torch
 
+from seqlearn.learnability.effective_rates import envelope, transport
 from seqlearn.learnability.fits import envelope_fits, fit_line, master_law_fit, unit_time_scales
 from seqlearn.learnability.matched import matched_statistic, random_directions, sensitivities
 from seqlearn.learnability.models import ARCHITECTURES, run
 from seqlearn.learnability.pipeline import Tier2Config, diagnose, learnability_experiment
 from seqlearn.learnability.task import GatedRegressor, achievable_r2, delayed_regression, r2_score
-from seqlearn.learnability.effective_rates import envelope, transport
 
 TINY = Tier2Config(
     T=16, D=3, H=6, task_lags=(2, 4), coeffs=(0.6, 0.4), n_train=64, n_val=32, n_diag=80, epochs=2,
