@@ -131,6 +131,10 @@ def test_C2_the_exact_map_is_gradient_descent_on_the_vectors(theta1):
     phases = [Phase(TASK, 300)]
     by_map = gd_overlaps(sigma1, phases, eta=5e-3, method="map")
     assert np.abs(gd_vectors(theta1, phases, eta=5e-3).sigma - by_map.sigma).max() < 1e-9  # measured 5e-15
+    batch = np.stack([sigma1, equivalent_overlaps(sigma1)])  # a batch of networks runs each on its own
+    batched = gd_overlaps(batch, [Phase(TASK, 20)], eta=5e-3)
+    np.testing.assert_allclose(batched.sigma[:, 0], by_map.sigma[:21], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(batched.loss[:, 0], by_map.loss[:21], rtol=1e-14)
     short = [Phase(TASK, 20)]  # the same with BPTT through the full network
     bptt = gd_vectors(theta1, short, eta=5e-3, gradient="bptt")
     assert np.abs(bptt.sigma - by_map.sigma[:21]).max() < 1e-9
@@ -287,6 +291,8 @@ def test_torch_network_on_cuda_equals_the_cpu(theta1):
         (lambda: task_phases((0.2, 0.4), (10,)), ValueError, "one length"),
         (lambda: equivalent_overlaps(np.r_[np.zeros(6), np.ones(4)], mu=2.0), ValueError, "smallest eigenvalue"),
         (lambda: adam_vectors(np.ones((4, 5)), [Phase(TASK, 1)], lr=0.0), ValueError, "lr must be"),
+        (lambda: network_output_torch(torch.ones(3, 5), TASK, device="cpu"), ValueError, r"\(\.\.\., 4, N\)"),
+        (lambda: latent_output_torch(torch.ones(4), TASK, device="cpu"), ValueError, r"\(\.\.\., 10\)"),
     ],
 )
 def test_bad_input(call, error, match):

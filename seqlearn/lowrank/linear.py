@@ -57,7 +57,7 @@ import numpy as np
 from scipy.signal import lfilter
 
 from ..validation import choice, generator, integer, real, real_array
-from .overlaps import blocks, from_blocks, gram, index, ode_step, overlaps, vectors_with_overlaps
+from .overlaps import _is_torch, blocks, from_blocks, gram, index, ode_step, overlaps, vectors_with_overlaps
 
 __all__ = [
     "FilterTask",
@@ -123,7 +123,7 @@ def filter_task(c_star: float = 0.2, *, dt: float = 0.05, T: int = 400) -> Filte
 
 def filter_loss(f, task: FilterTask):
     r""":math:`L = dt \sum_k (f_k - y_k)^2` over the last axis of ``f`` (..., T) (array or tensor) -> (...)."""
-    if type(f).__module__.split(".")[0] == "torch":
+    if _is_torch(f):
         import torch
 
         return task.dt * ((f - torch.as_tensor(task.y, dtype=f.dtype, device=f.device)) ** 2).sum(-1)
@@ -226,7 +226,9 @@ def network_output_torch(theta, task: FilterTask, *, device=None):
 
     device = resolve_device(device)
     if not isinstance(theta, torch.Tensor):
-        theta = torch.as_tensor(_theta(theta), device=device)
+        theta = torch.as_tensor(_theta(theta), dtype=_dtype(device), device=device)
+    if theta.ndim < 2 or theta.shape[-2] != 4:
+        raise ValueError(f"theta must have shape (..., 4, N), the vectors m, u, v, z, got {tuple(theta.shape)}")
     theta = theta.to(device)
     m, u, v, z = theta.unbind(-2)
     N, dt = theta.shape[-1], task.dt
@@ -235,6 +237,13 @@ def network_output_torch(theta, task: FilterTask, *, device=None):
         h = h + dt * (-h + u * (v * h).sum(-1, keepdim=True) / N + m * x_t)
         f.append((z * h).sum(-1) / N)
     return torch.stack(f, -1)
+
+
+def _dtype(device):
+    """float64, or float32 on Apple's MPS (which has no float64)."""
+    import torch
+
+    return torch.float32 if device.type == "mps" else torch.float64
 
 
 # --- the latent model on the visible overlaps ---------------------------------------------------
@@ -313,8 +322,10 @@ def latent_output_torch(sigma, task: FilterTask, *, device=None):
 
     device = resolve_device(device)
     if not isinstance(sigma, torch.Tensor):
-        sigma = torch.as_tensor(real_array(sigma, "sigma"), device=device)
-    zm, zu, vm, vu = sigma.to(device)[..., :4].unbind(-1)
+        sigma = torch.as_tensor(real_array(sigma, "sigma"), dtype=_dtype(device), device=device)
+    if sigma.ndim == 0 or sigma.shape[-1] != 10:
+        raise ValueError(f"sigma must have shape (..., 10), got {tuple(sigma.shape)}")
+    zm, zu, vm, vu = sigma.to(device)[..., _VISIBLE].unbind(-1)
     dt = task.dt
     kappa_m, kappa_u, f = torch.zeros_like(zm), torch.zeros_like(zm), []
     for x_t in task.x.tolist():
@@ -397,7 +408,7 @@ def equivalent_overlaps(sigma, *, mu: float = 0.8, uu: float = 2.048) -> np.ndar
     """
     twin = real_array(sigma, "sigma", shape=(10,)).copy()
     twin[index(("mu", "uu"))] = real(mu, "mu"), real(uu, "uu", low=0.0, low_open=True)
-    vectors_with_overlaps(twin, 4, rng=0)  # checks that the Gram matrix is positive definite
+    vectors_with_overlaps(twin, 4, rng=0)  # raises, naming the smallest eigenvalue, unless the Gram matrix is PD
     return twin
 
 
@@ -537,7 +548,7 @@ def adam_vectors(
     device = resolve_device(device)
     choice(gradient, "gradient", ("overlaps", "bptt"))
     lr = real(lr, "lr", low=0.0, low_open=True)
-    theta = torch.tensor(_theta(theta0), device=device, requires_grad=True)
+    theta = torch.tensor(_theta(theta0), dtype=_dtype(device), device=device, requires_grad=True)
     optimizer = torch.optim.Adam([theta], lr=lr)
 
     def step(theta, task, lr_scale):
@@ -547,7 +558,8 @@ def adam_vectors(
         if gradient == "bptt":
             filter_loss(network_output_torch(theta, task, device=device), task).sum().backward()
         else:
-            theta.grad = torch.as_tensor(_vector_gradient(_numpy(theta), task, gradient), device=device)
+            grad = _vector_gradient(_numpy(theta), task, gradient)
+            theta.grad = torch.as_tensor(grad, dtype=theta.dtype, device=device)
         optimizer.step()
         return theta
 
