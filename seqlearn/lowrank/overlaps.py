@@ -36,7 +36,8 @@ learning moves.
 :math:`k = 1, \dots, 4`, are conserved; :math:`I_1 = \sigma_{zz} + \sigma_{vv} - \sigma_{mm} -
 \sigma_{uu}`.
 
-Every function takes NumPy arrays (float64) or torch tensors, batched over leading axes.
+The functions take NumPy arrays (float64) or torch tensors, batched over leading axes; only
+:func:`vectors_with_overlaps` is NumPy-only, for one set of overlaps.
 """
 
 from __future__ import annotations
