@@ -219,10 +219,12 @@ def overlap_gradient(sigma, batch: Batch, *, dt: float = 0.05, device=None) -> t
 
 
 def _targets(y, mask, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Targets and mask as tensors on ``device``."""
     return _tensor(y, "y", device), _tensor(mask, "mask", device)
 
 
 def _eta(eta) -> float:
+    """The learning rate in overlap space, a float > 0."""
     return real(eta, "eta", low=0.0, low_open=True)
 
 
