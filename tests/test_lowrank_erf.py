@@ -240,6 +240,14 @@ def test_memory_experiment_shapes_and_identical_twins_at_the_start():
     assert sorted(run.accuracy) == sorted((t, f) for t in ("start", "A/B", "C") for f in ("visible", "invisible"))
 
 
+def test_memory_experiment_caps_the_step_and_reports_divergence():
+    options = {"rng": 0, "pool": 16, "batch": 2, "epochs_c": 1, "resamples": 2, "device": CPU, "progress": False}
+    capped = memory_experiment(3, epochs_ab=3, max_step=1e-3, **options)
+    assert np.abs(capped.sigma[1] - capped.sigma[0]).max() <= 3e-3 + 1e-12  # 3 steps of at most 1e-3
+    with pytest.raises(FloatingPointError, match=r"diverged .* of phase A/B"):
+        memory_experiment(3, epochs_ab=30, eta_ab=50.0, **options)
+
+
 def test_twin_start_draws_positive_crosses_and_norms_in_range():
     start = twin_start(200, 1)
     crosses, norms = start[:, index(["zm", "zu", "vm", "vu", "mu", "zv"])], start[:, index(["mm", "uu", "vv", "zz"])]
@@ -269,7 +277,7 @@ def test_effective_output_on_cuda_equals_the_cpu():
         (lambda: qq_correlation(np.ones(5)), ValueError, "vectors must be 2-D"),
         (lambda: decode(np.ones((3, 4, 2))), ValueError, r"features must have shape \(2, pairs, d\)"),
         (lambda: decode(np.ones((2, 2, 2)), held_out=2), ValueError, "held_out must be"),
-        (lambda: memory_experiment(1), ValueError, "pairs must be an int >= 2"),
+        (lambda: memory_experiment(1), ValueError, "pairs must be an int >= 3"),
         (
             lambda: effective_output(torch.ones(10, dtype=torch.int64), np.zeros((1, 2)), device=CPU),
             TypeError,

@@ -86,20 +86,33 @@ def _stack(*batches: Batch) -> Batch:
     return tuple(np.concatenate(parts) for parts in zip(*batches))  # type: ignore[return-value]
 
 
-def _train(sigma, draw, epochs, eta, *, dt, scale, drop_below, device, bar):
+def _capped(sigma: torch.Tensor, new: torch.Tensor, max_step: float | None) -> torch.Tensor:
+    """``new``, with each network's step ``new - sigma`` scaled down to at most ``max_step`` per overlap."""
+    if max_step is None:
+        return new
+    step = new - sigma
+    return sigma + step * (max_step / step.abs().amax(-1, keepdim=True)).clamp(max=1.0)
+
+
+def _train(sigma, draw, epochs, eta, *, dt, scale, drop_below, max_step, device, bar, phase):
     """``epochs`` Euler steps of the overlap ODE for every network, ``draw()`` a batch per step.
 
     Each network's rate ``eta`` (nets,) is divided by 5 the first time its loss is below
     ``drop_below``; the gradient is ``scale`` times the masked MSE's.
     """
     losses, dropped = [], np.zeros(len(eta), dtype=bool)
-    for _ in range(epochs):
+    for epoch in range(epochs):
         loss, grad = overlap_gradient(sigma, draw(), dt=dt, device=device)
         loss = scale * loss.cpu().numpy()
+        if not np.isfinite(loss).all():
+            raise FloatingPointError(
+                f"networks {np.flatnonzero(~np.isfinite(loss)).tolist()} diverged (non-finite loss) at epoch {epoch} "
+                f"of phase {phase}: lower the phase's eta or pass max_step"
+            )
         newly = ~dropped & (loss < drop_below)
         eta, dropped = np.where(newly, eta / 5, eta), dropped | newly
         step = torch.as_tensor(scale * eta[:, None], device=grad.device) * grad  # eta_n dL_n/dsigma_n
-        sigma = ode_step(sigma, step, 1.0)  # sigma - G(sigma) eta grad: the step is linear in eta grad
+        sigma = _capped(sigma, ode_step(sigma, step, 1.0), max_step)  # ode_step is linear in eta grad
         losses.append(loss)
         bar.update(1)
     return sigma, np.array(losses)
@@ -191,6 +204,7 @@ def memory_experiment(
     eta_c: float = 5e-3,
     resamples: int = 50,
     noise: float = 0.0,
+    max_step: float | None = None,
     device=None,
     progress: bool = True,
 ) -> MemoryExperiment:
@@ -210,6 +224,15 @@ def memory_experiment(
         Phase C: steps and rate (the loss is :math:`T\,dt` times the MSE, as in the paper's code).
     resamples, noise : int, float
         The decoders' random splits and training-feature noise (see :func:`decode`).
+    max_step : float, optional
+        Cap on any overlap's change in one step (each network's step is scaled down to it). The
+        metric grows with the norms, so a fixed :math:`\eta` can overshoot once they have grown;
+        ``None`` (default) is the plain Euler ODE.
+
+    Raises
+    ------
+    FloatingPointError
+        If a network's loss becomes non-finite (its overlaps left the set of Gram matrices).
 
     Returns
     -------
@@ -217,11 +240,12 @@ def memory_experiment(
     """
     from tqdm.auto import tqdm
 
-    pairs = integer(pairs, "pairs", low=2)
+    pairs = integer(pairs, "pairs", low=3)  # the decoders hold out 2 pairs
     rng = generator(rng)
     device = resolve_device(device)
     epochs_ab, epochs_c = integer(epochs_ab, "epochs_ab", low=1), integer(epochs_c, "epochs_c", low=1)
     eta_ab, eta_c = real(eta_ab, "eta_ab", low=0.0, low_open=True), real(eta_c, "eta_c", low=0.0, low_open=True)
+    max_step = None if max_step is None else real(max_step, "max_step", low=0.0, low_open=True)
     pools = {
         "A": flip_flop(pool, rng=rng, dt=dt, stim_range=(1.0, 2.0), input_amp=2.0, target_amp=1.0),
         "B": decision_making(pool, rng=rng, dt=dt),
@@ -237,13 +261,23 @@ def memory_experiment(
     def draw_c() -> Batch:
         return _draw(pools["C"], 2 * pairs, batch, rng)
 
-    phases = [(draw_ab, epochs_ab, eta_ab, 1.0, drop_below), (draw_c, epochs_c, eta_c, T * dt, -np.inf)]
+    phases = [("A/B", draw_ab, epochs_ab, eta_ab, 1.0, drop_below), ("C", draw_c, epochs_c, eta_c, T * dt, -np.inf)]
     snapshots, losses = [sigma], []
     with tqdm(total=epochs_ab + epochs_c, disable=not progress, desc="twins: A/B, then C", unit="epoch") as bar:
-        for draw, epochs, eta, scale, drop in phases:
+        for phase, draw, epochs, eta, scale, drop in phases:
             rates = np.full(2 * pairs, eta)  # (nets,)
             sigma, loss = _train(
-                sigma, draw, epochs, rates, dt=dt, scale=scale, drop_below=drop, device=device, bar=bar
+                sigma,
+                draw,
+                epochs,
+                rates,
+                dt=dt,
+                scale=scale,
+                drop_below=drop,
+                max_step=max_step,
+                device=device,
+                bar=bar,
+                phase=phase,
             )
             snapshots.append(sigma)
             losses.append(loss)
