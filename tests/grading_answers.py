@@ -1059,6 +1059,166 @@ LEARNABILITY_MISTAKES = {
 }
 
 
+# ============================================================================= Chapter 6: low-rank RNNs
+
+ORDER = ["zm", "zu", "vm", "vu", "mu", "zv", "mm", "uu", "vv", "zz"]  # written out by hand, not seqlearn's table
+
+
+def _my_overlaps(m, u, v, z, *, divide=lambda N: N, order=ORDER):
+    """All sixteen dot products at once (a 4 x 4 matrix), then the ten asked for."""
+    if not len(m) == len(u) == len(v) == len(z):
+        raise ValueError("m, u, v, z must have one length")
+    X = np.array([z, v, m, u], dtype=float)  # (4, N)
+    gram = X @ X.T / divide(X.shape[1])
+    row = {"z": 0, "v": 1, "m": 2, "u": 3}
+    return np.array([gram[row[a], row[b]] for a, b in order])
+
+
+def my_overlaps_from_vectors(m, u, v, z):
+    return _my_overlaps(m, u, v, z)
+
+
+def _my_latent(sigma_visible, x, dt, *, read="after", keep=None, sequential=False):
+    """The 2-D recursion as a matrix: kappa(t+1) = A kappa(t) + b x_t."""
+    if not 0 < dt <= 1:
+        raise ValueError("dt must be in (0, 1]")
+    zm, zu, vm, vu = sigma_visible
+    keep = 1.0 - dt if keep is None else keep
+    A = np.array([[keep, 0.0], [dt * vm, keep + dt * vu]])
+    b, c = np.array([dt, 0.0]), np.array([zm, zu])
+    kappa, f = np.zeros(2), np.zeros(len(x))
+    for t, x_t in enumerate(x):
+        old = kappa
+        kappa = A @ kappa + b * x_t
+        if sequential:
+            kappa[1] = keep * old[1] + dt * (vm * kappa[0] + vu * old[1])
+        f[t] = c @ (old if read == "before" else kappa)
+    return f
+
+
+def my_effective_output(sigma_visible, x, dt):
+    return _my_latent(sigma_visible, x, dt)
+
+
+def _my_metric(sigma, *, missing_two=False, two_terms=False):
+    """G-bar = N D D^T with D = d sigma / d theta, from vectors of length 4 that have these overlaps."""
+    sigma = np.asarray(sigma, dtype=float)
+    row = {"z": 0, "v": 1, "m": 2, "u": 3}
+    gram = np.zeros((4, 4))
+    for (a, b), value in zip(ORDER, sigma):
+        gram[row[a], row[b]] = gram[row[b], row[a]] = value
+    if two_terms:  # delta_ac s_bd + delta_bd s_ac only: not a Jacobian product, entry by entry
+        G = np.zeros((10, 10))
+        for i, (a, b) in enumerate(ORDER):
+            for j, (c, d) in enumerate(ORDER):
+                G[i, j] = (a == c) * gram[row[b], row[d]] + (b == d) * gram[row[a], row[c]]
+        return G
+    lam, U = np.linalg.eigh(gram)
+    N = 4
+    X = math.sqrt(N) * U * np.sqrt(np.clip(lam, 0.0, None))  # rows z, v, m, u: X X^T / N = gram
+    D = np.zeros((10, 4, N))  # d sigma_ab / d (vector, entry)
+    for i, (a, b) in enumerate(ORDER):
+        D[i, row[a]] += X[row[b]] / N
+        D[i, row[b]] += X[row[a]] / N  # a == b: 2 a / N
+        if missing_two and a == b:
+            D[i] /= 2
+    D = D.reshape(10, 4 * N)
+    return N * D @ D.T
+
+
+def my_metric_bar(sigma):
+    return _my_metric(sigma)
+
+
+def _my_step(sigma, grad, eta, *, sign=-1.0, metric=True, **metric_mistake):
+    if eta < 0:
+        raise ValueError("eta must be >= 0")
+    sigma, grad = np.asarray(sigma, dtype=float), np.asarray(grad, dtype=float)
+    G = _my_metric(sigma, **metric_mistake) if metric else np.eye(10)
+    return sigma + sign * eta * np.einsum("ij,j->i", G, grad)
+
+
+def my_overlap_ode_step(sigma, grad, eta):
+    return _my_step(sigma, grad, eta)
+
+
+def _my_I1(sigma, signs=(1.0, 1.0, -1.0, -1.0)):
+    """tr(S Gamma) with S = diag(signs) on (z, v, m, u)."""
+    sigma = np.asarray(sigma, dtype=float)
+    norms = np.stack([sigma[..., ORDER.index(n)] for n in ("zz", "vv", "mm", "uu")], -1)
+    I1 = norms @ np.array(signs)
+    return float(I1) if sigma.ndim == 1 else I1
+
+
+def my_invariant_I1(sigma):
+    return _my_I1(sigma)
+
+
+_REVERSED_NORMS = ORDER[:6] + ["zz", "vv", "uu", "mm"]
+
+LOWRANK_MISTAKES = {
+    "overlaps_from_vectors": {
+        "no 1/N": (lambda m, u, v, z: _my_overlaps(m, u, v, z, divide=lambda N: 1), "divide each dot product by N"),
+        "N - 1": (lambda m, u, v, z: _my_overlaps(m, u, v, z, divide=lambda N: N - 1), "not N - 1"),
+        "norms last reversed": (
+            lambda m, u, v, z: _my_overlaps(m, u, v, z, order=_REVERSED_NORMS),
+            "the values are right but in the wrong order",
+        ),
+        "alphabetical": (
+            lambda m, u, v, z: _my_overlaps(m, u, v, z, order=sorted(ORDER)),
+            "the values are right but in the wrong order",
+        ),
+        "norms": (
+            lambda m, u, v, z: np.r_[_my_overlaps(m, u, v, z)[:6], np.linalg.norm([m, u, v, z], axis=1)],
+            "not a norm",
+        ),
+    },
+    "effective_output": {
+        "read before": (lambda s, x, dt: _my_latent(s, x, dt, read="before"), "read the output AFTER the update"),
+        "no dt in the leak": (lambda s, x, dt: _my_latent(s, x, dt, keep=0.0), "the leak has dt too"),
+        "no leak": (lambda s, x, dt: _my_latent(s, x, dt, keep=1.0), "the state leaks"),
+        "sequential": (lambda s, x, dt: _my_latent(s, x, dt, sequential=True), "from the OLD values"),
+        "vm and vu swapped": (
+            lambda s, x, dt: _my_latent(np.asarray(s)[[0, 1, 3, 2]], x, dt),
+            "sigma_vm multiplies kappa_m",
+        ),
+    },
+    "metric_bar": {
+        "no factor 2": (lambda sigma: _my_metric(sigma, missing_two=True), "G_(mm),(mm) = 4 sigma_mm"),
+        "two terms": (lambda sigma: _my_metric(sigma, two_terms=True), "the crossed ones"),
+        "visible columns only": (
+            lambda sigma: np.c_[_my_metric(sigma)[:, :4], np.zeros((10, 6))],
+            "the columns of the invisible overlaps included",
+        ),
+        "norms reversed": (
+            lambda sigma: _my_metric(sigma)[np.ix_([0, 1, 2, 3, 4, 5, 9, 8, 7, 6], [0, 1, 2, 3, 4, 5, 9, 8, 7, 6])],
+            "rows and columns go in the order of the overlaps",
+        ),
+    },
+    "overlap_ode_step": {
+        "sign": (lambda sigma, grad, eta: _my_step(sigma, grad, eta, sign=1.0), "AGAINST the gradient"),
+        "no metric": (lambda sigma, grad, eta: _my_step(sigma, grad, eta, metric=False), "with the metric G-bar"),
+        "metric without the 2": (
+            lambda sigma, grad, eta: _my_step(sigma, grad, eta, missing_two=True),
+            "your metric is off",
+        ),
+        "diagonal only": (
+            lambda sigma, grad, eta: np.asarray(sigma) - eta * np.diag(_my_metric(sigma)) * grad,
+            "matrix-vector product",
+        ),
+        "no check": (
+            lambda sigma, grad, eta: np.asarray(sigma) - eta * _my_metric(sigma) @ grad,
+            "ValueError if eta < 0",
+        ),
+    },
+    "invariant_I1": {
+        "negated": (lambda sigma: _my_I1(sigma, (-1.0, -1.0, 1.0, 1.0)), "S = diag(1, 1, -1, -1)"),
+        "pairs mixed": (lambda sigma: _my_I1(sigma, (1.0, -1.0, 1.0, -1.0)), "the norms of the readout side"),
+        "trace": (lambda sigma: _my_I1(sigma, (1.0, 1.0, 1.0, 1.0)), "not tr(Gamma)"),
+    },
+}
+
+
 # ============================================================================= all chapters
 
 CORRECT = {
@@ -1089,13 +1249,26 @@ CORRECT = {
     "gamma_diag": my_gamma_diag,
     "window_from_table": my_window_from_table,
     "window_closed_form": my_window_closed_form,
+    "overlaps_from_vectors": my_overlaps_from_vectors,
+    "effective_output": my_effective_output,
+    "metric_bar": my_metric_bar,
+    "overlap_ode_step": my_overlap_ode_step,
+    "invariant_I1": my_invariant_I1,
 }
 """The exercise name -> an independent correct implementation."""
 
-MISTAKES = {**NGRAM_MISTAKES, **NLM_MISTAKES, **RNN_MISTAKES, **GATED_MISTAKES, **LEARNABILITY_MISTAKES}
+MISTAKES = {
+    **NGRAM_MISTAKES,
+    **NLM_MISTAKES,
+    **RNN_MISTAKES,
+    **GATED_MISTAKES,
+    **LEARNABILITY_MISTAKES,
+    **LOWRANK_MISTAKES,
+}
 """The exercise name -> {mistake: (wrong answer, words its targeted hint must contain)}."""
 
-VISIBLE_HINT_ONLY = {("perplexity", "sign"), ("kappa_alpha", "no check")}
+VISIBLE_HINT_ONLY = {("perplexity", "sign"), ("kappa_alpha", "no check"), ("overlap_ode_step", "no check")}
 """Mistakes whose hint a hidden draw may miss: its first failing case can hold a token of
 probability zero, where the perplexity is infinite and the sign mistake gives 0. Hidden draws of
-kappa_alpha hold no invalid alpha, so a missing check of alpha fails visible cases only."""
+kappa_alpha hold no invalid alpha and those of overlap_ode_step no negative eta, so a missing
+check fails visible cases only."""

@@ -19,6 +19,7 @@ import pytest
 
 import seqlearn.gated.reference
 import seqlearn.learnability.reference
+import seqlearn.lowrank.reference
 import seqlearn.ngram.basics
 import seqlearn.nlm.basics
 import seqlearn.rnn
@@ -36,10 +37,11 @@ REFERENCES = {
     "03_rnn_bptt": seqlearn.rnn,
     "04_lstm_gru_esn": seqlearn.gated.reference,
     "05_learnability": seqlearn.learnability.reference,
+    "06_lowrank": seqlearn.lowrank.reference,
 }
 """The assignment -> the module whose functions of the exercises' names are the graded references."""
 
-GRADED_IN_FULL = ("01_ngram", "02_neural_lm", "04_lstm_gru_esn", "05_learnability")
+GRADED_IN_FULL = ("01_ngram", "02_neural_lm", "04_lstm_gru_esn", "05_learnability", "06_lowrank")
 """Assignments whose reference module holds the exercises' references and nothing else."""
 
 WRONG_RESULTS = [None, [1, 2], "text", {"a": 1}, {1: 2.0}, {("a",): "x"}, (1.0,), math.nan, -1.0, 0, np.zeros(3)]
@@ -754,3 +756,101 @@ def test_the_first_failure_mistake_fails_the_worked_table():
     message = _failure("window_from_table", _mistake("window_from_table", "first failure"))
     assert "visible case 1 of" in message and "(the worked example)" in message
     assert "expected 5, got 1" in message
+
+
+# ============================================================================= Chapter 6: low-rank RNNs
+
+
+@pytest.mark.parametrize("name", ["metric_bar", "overlap_ode_step", "invariant_I1"])
+def test_random_overlaps_are_those_of_real_vectors(name):
+    from seqlearn.lowrank.overlaps import gram, vectors_with_overlaps
+
+    sigmas = np.concatenate([np.reshape(c.inputs["sigma"], (-1, 10)) for c in _draws(name)])
+    smallest = np.linalg.eigvalsh(gram(sigmas))[:, 0]
+    assert smallest.min() > 1e-3, "every random sigma has a positive-definite Gram matrix"
+    m, u, v, z = vectors_with_overlaps(sigmas[0], 6, rng=0)
+    assert np.allclose(seqlearn.lowrank.reference.overlaps_from_vectors(m, u, v, z), sigmas[0])
+    near_start = np.all(np.abs(sigmas[:, 6:] - 1.0) < 1e-12, axis=1)
+    assert 0.15 < np.mean(near_start) < 0.5, "some near the orthonormal start of training, most spread out"
+    assert np.abs(sigmas[~near_start, :6]).max() > 1.0
+
+
+def test_random_vectors_are_correlated_and_of_varied_lengths():
+    cases = _draws("overlaps_from_vectors")
+    lengths = [{len(x) for x in c.inputs.values()} for c in cases]
+    assert all(len(n) == 1 for n in lengths) and {n.pop() for n in lengths} == set(range(2, 41))
+    sigmas = np.array([answers.my_overlaps_from_vectors(**c.inputs) for c in cases])
+    assert np.median(np.abs(sigmas[:, :6])) > 0.2, "cross overlaps of order one, not ~1/sqrt(N)"
+    assert all(len(set(np.round(s, 12))) == 10 for s in sigmas), "ten different values: a wrong order shows"
+
+
+def test_random_latent_inputs_are_impulses_steps_and_noise():
+    cases = _draws("effective_output")
+    dts = np.array([c.inputs["dt"] for c in cases])
+    assert np.all((dts > 0) & (dts <= 1)) and 0.03 < np.mean(dts == 1.0) < 0.2
+    impulses = [c.inputs["x"][0] == 1 / c.inputs["dt"] and not c.inputs["x"][1:].any() for c in cases]
+    assert 0.2 < np.mean(impulses) < 0.45
+    assert {len(c.inputs["x"]) for c in cases} == set(range(1, 41))
+    outputs = [answers.my_effective_output(**c.inputs) for c in cases]
+    assert max(np.abs(f).max() for f in outputs) < 1e8, "no case explodes"
+
+
+def test_random_gradients_are_those_of_linear_erf_and_general_losses():
+    cases = _draws("overlap_ode_step")
+    kinds = [ASSIGNMENTS["06_lowrank"].CHECKS["overlap_ode_step"].branch(c) for c in cases]
+    assert {kinds.count(k) > 0.1 * len(cases) for k in ("linear", "erf", "any")} == {True}
+    etas = np.array([c.inputs["eta"] for c in cases])
+    assert etas.min() == 0.0 and etas.max() <= 1.0
+    I1 = [answers.my_invariant_I1(c.inputs["sigma"]) for c in cases]
+    after = [answers.my_invariant_I1(answers.my_overlap_ode_step(**c.inputs)) for c in cases]
+    conserved = [k == "linear" for k in kinds]
+    assert np.allclose(np.array(I1)[conserved], np.array(after)[conserved], rtol=0, atol=1e-12)
+
+
+def test_random_invariant_inputs_are_single_and_stacked():
+    cases = _draws("invariant_I1")
+    assert 0.3 < np.mean([c.inputs["sigma"].ndim == 1 for c in cases]) < 0.7
+    assert {c.inputs["sigma"].shape[0] for c in cases if c.inputs["sigma"].ndim == 2} == set(range(1, 8))
+
+
+def test_the_worked_examples_of_chapter_6():
+    ref = seqlearn.lowrank.reference
+    lowrank = ASSIGNMENTS["06_lowrank"]
+    sigma = CHECKS["overlaps_from_vectors"].cases()[0].call(ref.overlaps_from_vectors)
+    assert sigma.tolist() == [1.0, -0.5, 1.0, 0.5, 0.0, 0.75, 1.0, 1.0, 1.5, 1.5] == lowrank.EXAMPLE_SIGMA.tolist()
+    f = CHECKS["effective_output"].cases()[0].call(ref.effective_output)
+    assert f.tolist() == [0.5, 0.375, 0.28125]
+    f = CHECKS["effective_output"].cases()[1].call(ref.effective_output)
+    assert np.allclose(f, np.exp(-0.2 * 0.05 * np.arange(60)), rtol=1e-12), "the filter task solved exactly"
+    G = CHECKS["metric_bar"].cases()[0].call(ref.metric_bar)
+    assert G[0, 0] == 2.5 and G[6, 6] == 4.0 and G[6, 0] == 2.0 and G[0, 2] == 0.75 and G[0, 4] == -0.5
+    assert G[8, 8] == 6.0 and G[:4, :4].tolist() == [
+        [2.5, 0.0, 0.75, 0.0],
+        [0.0, 2.5, 0.0, 0.75],
+        [0.75, 0.0, 2.5, 0.0],
+        [0.0, 0.75, 0.0, 2.5],
+    ]
+    G = CHECKS["metric_bar"].cases()[1].call(ref.metric_bar)
+    assert np.array_equal(G, np.diag([2.0] * 6 + [4.0] * 4)), "the orthonormal start"
+    step = CHECKS["overlap_ode_step"].cases()[0].call(ref.overlap_ode_step)
+    assert np.allclose(step, [0.75, -0.5, 0.925, 0.5, 0.05, 0.65, 0.8, 1.0, 1.5, 1.3], rtol=0, atol=1e-15)
+    assert (
+        ref.invariant_I1(step)
+        == pytest.approx(1.0, abs=1e-15)
+        == CHECKS["invariant_I1"].cases()[0].call(ref.invariant_I1)
+    )
+    step = CHECKS["overlap_ode_step"].cases()[1].call(ref.overlap_ode_step)
+    assert np.allclose(step, [-0.1, 0.2, -0.05, -0.1, 0, 0, 0, 0, 0, 0] + lowrank.ORTHONORMAL, atol=1e-15)
+    assert CHECKS["invariant_I1"].cases()[1].call(ref.invariant_I1).tolist() == [1.0, 0.0]
+
+
+def test_a_wrong_order_of_the_overlaps_fails_the_worked_example():
+    message = _failure("overlaps_from_vectors", _mistake("overlaps_from_vectors", "norms last reversed"))
+    assert "visible case 1 of" in message and "(the worked example)" in message
+    assert "the result[6] has the wrong value: expected 1.0, got 1.5" in message
+
+
+def test_reading_before_the_update_fails_the_worked_example():
+    message = _failure("effective_output", _mistake("effective_output", "read before"))
+    assert "visible case 1 of" in message and "expected 0.5, got 0.0" in message
+    assert "read the output AFTER the update" in message

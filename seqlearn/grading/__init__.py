@@ -16,7 +16,7 @@
 from types import MappingProxyType
 
 from ..guard import REFUSAL, ReferenceCallError, is_grading, reference, student_code
-from . import gated, learnability, ngram, nlm, rnn
+from . import gated, learnability, lowrank, ngram, nlm, rnn
 from .checks import Case, CheckFailure, FunctionCheck, Mismatch, compare, describe_type, hidden_rngs, visible_rngs
 
 ASSIGNMENTS = MappingProxyType(
@@ -26,6 +26,7 @@ ASSIGNMENTS = MappingProxyType(
         "03_rnn_bptt": rnn,
         "04_lstm_gru_esn": gated,
         "05_learnability": learnability,
+        "06_lowrank": lowrank,
     }
 )
 """Each assignment (its nbgrader id, the folder ``solutions/<id>``) -> the module of its checks.
