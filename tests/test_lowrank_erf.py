@@ -154,6 +154,31 @@ def test_overlap_gradient_matches_central_differences_and_ignores_the_invisible(
     assert np.abs(grad.numpy()[index(["mu", "mm", "uu"])]).max() > 0  # erf: the norms are visible
 
 
+def test_rescaling_u_and_v_changes_no_output_so_the_ode_conserves_uu_minus_vv():
+    """u -> a u, v -> v / a leaves J = u v^T / N and the effective model unchanged (sigma_zu, sigma_mu scale by a,
+    sigma_vm by 1/a, sigma_uu by a^2), so sigma_zu d_zu - sigma_vm d_vm + sigma_mu d_mu + 2 sigma_uu d_uu = 0:
+    the Euler ODE keeps sigma_uu - sigma_vv exactly, and the invisible sigma_vv follows the visible sigma_uu."""
+    sigma = recommended_overlaps()
+    batch = flip_flop(3, rng=11, dt=DT, t_max=6.0, stim_range=(1.0, 2.0))
+    a, rescaled = 1.7, sigma.copy()
+    rescaled[index(["zu", "mu", "vm", "uu"])] *= [a, a, 1 / a, a**2]
+    np.testing.assert_allclose(
+        effective_output(rescaled, batch[0], dt=DT, device=CPU),
+        effective_output(sigma, batch[0], dt=DT, device=CPU),
+        rtol=1e-12,
+        atol=1e-14,
+    )
+    _, d = overlap_gradient(sigma, batch, dt=DT, device=CPU)
+    zu, vm, mu, uu = sigma[index(["zu", "vm", "mu", "uu"])]
+    d_zu, d_vm, d_mu, d_uu = d.numpy()[index(["zu", "vm", "mu", "uu"])]
+    assert zu * d_zu - vm * d_vm + mu * d_mu + 2 * uu * d_uu == pytest.approx(
+        0.0, abs=1e-14 * np.abs(d.numpy()).max() + 1e-16
+    )
+    run = train_overlaps(sigma, [batch] * 5, eta=0.5, dt=DT, device=CPU)
+    balance = run.sigma[:, index(["uu"])[0]] - run.sigma[:, index(["vv"])[0]]
+    assert np.ptp(balance) < 1e-14 and np.ptp(run.sigma[:, index(["uu"])[0]]) > 1e-3
+
+
 def test_full_gd_step_is_minus_N_eta_times_the_vector_gradient():
     m, u, v, z = recommended_init(50, np.random.default_rng(5))
     batch = flip_flop(2, rng=5, dt=DT, t_max=4.0, stim_range=(1.0, 2.0))
@@ -182,6 +207,9 @@ def test_full_gd_follows_the_overlap_ode_on_the_same_batches_C10b():
     assert ode.loss[-1] == pytest.approx(full.loss[-1], rel=0.2)
     assert full.loss[-1] < 0.25 * full.loss[0]  # it left the plateau
     assert qq_correlation(np.stack(full.vectors)).min() > 0.99
+    balance = [run.sigma[:, index(["uu"])[0]] - run.sigma[:, index(["vv"])[0]] for run in (ode, full)]
+    assert np.ptp(balance[0]) < 1e-12  # exact for Euler (sigma_uu moved 0.70)
+    assert np.ptp(balance[1]) < 1e-3  # measured 2.4e-4: GD's O(eta^2) per step
 
 
 def test_overlap_ode_trains_networks_in_a_batch_like_one_at_a_time():

@@ -33,6 +33,14 @@ pre-update :math:`\kappa` throughout,
 It depends on seven overlaps (``VISIBLE["erf"]``: zm, zu, vm, vu, mu, mm, uu); zv, vv and zz
 are invisible.
 
+**A symmetry and its conservation law.** :math:`u \to a u`, :math:`v \to v / a` leaves :math:`J`
+and the effective model unchanged (:math:`\sigma_{zu}, \sigma_{mu} \to a\,\cdot`,
+:math:`\sigma_{vm} \to \cdot / a`, :math:`\sigma_{uu} \to a^2 \cdot`), so
+:math:`\sigma_{zu} L_{zu} - \sigma_{vm} L_{vm} + \sigma_{mu} L_{mu} + 2\sigma_{uu} L_{uu} = 0`
+and the overlap ODE keeps :math:`\sigma_{uu} - \sigma_{vv}` exactly (gradient flow on the
+vectors too; gradient descent up to :math:`O(\eta^2)` per step): the invisible :math:`\sigma_{vv}`
+follows the visible :math:`\sigma_{uu}`.
+
 **Learning.** Gradient descent on the vectors with learning rate :math:`N\eta`
 (:func:`train_full`) against the overlap ODE :math:`\sigma \leftarrow \sigma - \eta\,\bar
 G(\sigma)\,\nabla_\sigma L` (:func:`train_overlaps`), where :math:`\nabla_\sigma L` is autograd
