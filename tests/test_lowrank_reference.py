@@ -263,3 +263,24 @@ def test_the_references_run_outside_grading_after_a_refusal():
     with student_code(), pytest.raises(ReferenceCallError):
         ref.metric_bar(THETA_2)
     np.testing.assert_array_equal(ref.metric_bar(THETA_2), metric(THETA_2))
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("overlaps", "overlaps"),
+        ("overlaps", "metric"),
+        ("overlaps", "ode_step"),
+        ("overlaps", "invariants"),
+        ("linear", "latent_output"),
+    ],
+)
+def test_the_package_functions_the_exercises_repeat_refuse_too(module, name):
+    """Otherwise an answer could delegate to the package and pass the notebook's own test cells."""
+    import importlib
+
+    from seqlearn.guard import ReferenceCallError, student_code
+
+    function = getattr(importlib.import_module(f"seqlearn.lowrank.{module}"), name)
+    with student_code(), pytest.raises(ReferenceCallError, match=name):
+        function()

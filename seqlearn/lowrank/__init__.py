@@ -7,7 +7,8 @@ has the overlap coordinates, their blocks, the metric and the invariants;
 :mod:`~seqlearn.lowrank.linear` the linear network, its filter task, the exact 2-D latent model
 and the learning protocols; :mod:`~seqlearn.lowrank.erf` the erf network, its Gaussian closure
 (the effective 2-D model) and learning on vectors or overlaps; :mod:`~seqlearn.lowrank.tasks` the
-flip-flop, decision-making and teacher trials. Names load on first use (importing the package
+flip-flop, decision-making and teacher trials; :mod:`~seqlearn.lowrank.memory` the twin experiment
+(does learning leave a decodable memory in the invisible overlaps?). Names load on first use (importing the package
 loads neither torch nor scipy); the function :func:`seqlearn.lowrank.overlaps.overlaps` is reached
 through its module, whose name it shares.
 """
@@ -74,6 +75,7 @@ _LAZY = {
         "teacher_overlaps",
     ],
     "tasks": ["flip_flop", "decision_making", "teacher", "masked_mse", "TEACHER_VISIBLE"],
+    "memory": ["TIMES", "MemoryExperiment", "twin_start", "logistic_fit", "decode", "memory_experiment"],
 }
 
 __all__ = [name for names in _LAZY.values() for name in names]

@@ -56,6 +56,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.signal import lfilter
 
+from ..guard import reference
 from ..validation import choice, generator, integer, real, real_array
 from .overlaps import _is_torch, blocks, from_blocks, gram, index, ode_step, overlaps, vectors_with_overlaps
 
@@ -281,6 +282,7 @@ def _per_network(sigma, fn: Callable[[np.ndarray], np.ndarray], tail: tuple[int,
     return out
 
 
+@reference
 def latent_output(sigma, task: FilterTask) -> np.ndarray:
     r"""The 2-D latent model's output :math:`f_t = \sigma_{zm}\kappa_m(t+1) + \sigma_{zu}\kappa_u(t+1)`, (..., T)."""
     return _per_network(sigma, lambda s: _latent(s, task)[0], (task.x.size,))

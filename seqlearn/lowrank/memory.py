@@ -33,7 +33,7 @@ from .erf import Batch, overlap_gradient
 from .overlaps import INVISIBLE, OVERLAPS, VISIBLE, index, ode_step
 from .tasks import decision_making, flip_flop, teacher
 
-__all__ = ["MemoryExperiment", "twin_start", "logistic_fit", "decode", "memory_experiment"]
+__all__ = ["TIMES", "MemoryExperiment", "twin_start", "logistic_fit", "decode", "memory_experiment"]
 
 TIMES = ("start", "A/B", "C")
 

@@ -47,6 +47,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..guard import reference
 from ..validation import generator, integer, real, real_array
 
 __all__ = [
@@ -135,6 +136,7 @@ def _from_gram(Gam):
     return Gam[..., _A, _B]
 
 
+@reference
 def overlaps(m, u, v, z):
     r"""The ten overlaps :math:`\sigma_{ab} = a^\top b / N` of the vectors.
 
@@ -218,6 +220,7 @@ def vectors_with_overlaps(sigma, N: int, rng=None) -> tuple[np.ndarray, np.ndarr
     return m.copy(), u.copy(), v.copy(), z.copy()
 
 
+@reference
 def metric(sigma):
     r"""The preconditioner :math:`\bar G(\sigma)`, shape (..., 10, 10) from (..., 10).
 
@@ -240,6 +243,7 @@ def metric(sigma):
     )
 
 
+@reference
 def ode_step(sigma, grad, eta: float):
     r"""One forward-Euler step of the overlap ODE: :math:`\sigma - \eta\, \bar G(\sigma)\, \nabla_\sigma L`.
 
@@ -258,6 +262,7 @@ def ode_step(sigma, grad, eta: float):
     return sigma - eta * (metric(sigma) @ grad[..., None])[..., 0]
 
 
+@reference
 def invariants(sigma):
     r"""The conserved quantities :math:`I_k = \operatorname{tr}((S\Gamma)^k)`, :math:`k = 1..4`, shape (..., 4).
 
