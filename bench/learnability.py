@@ -39,14 +39,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import platform
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
+from _machine import cpu_name, cuda_names, load
 from torch.func import functional_call
 
 from seqlearn.learnability.effective_rates import adaptive_rates, base_rates, transport, transport_loop
@@ -82,29 +80,6 @@ def best_time(f: Callable, repeats: int, device="cpu"):
         sync(device)
         best = min(best, time.perf_counter() - start)
     return best, out
-
-
-def cuda_names() -> list[str]:
-    """The CUDA devices' names, asked in a child process: this one's CUDA stays uninitialised, so that
-    section 1's ``learnability_experiment(workers=2)`` may fork (it runs one after the other otherwise)."""
-    if not torch.cuda.is_available():
-        return []
-    code = "import torch; [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    return out.stdout.split("\n")[:-1] or [f"{torch.cuda.device_count()} device(s), names unavailable"]
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
-def load() -> str:
-    """The 1-minute load average (a busy machine makes the workers=2 row meaningless)."""
-    return f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "load average unknown"
 
 
 def describe(c: Tier2Config) -> str:

@@ -30,15 +30,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
+from _machine import cpu_name, cuda_names, load
 
 from seqlearn.lowrank.erf import recommended_init, train_full, train_overlaps
 from seqlearn.lowrank.linear import Phase, filter_loss, filter_task, gd_overlaps, gd_vectors, network_output_torch
@@ -57,27 +55,6 @@ TARGET_N, TARGET_RATIO = 4096, 100.0
 def sync(device: str) -> None:
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize()
-
-
-def cuda_names() -> list[str]:
-    """The CUDA devices' names, asked in a child process so that this one's CUDA stays uninitialised."""
-    if not torch.cuda.is_available():
-        return []
-    code = "import torch; [print(torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    return out.stdout.split("\n")[:-1] or [f"{torch.cuda.device_count()} device(s), names unavailable"]
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
-def load() -> str:
-    return f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "load average unknown"
 
 
 def median_epoch(step: Callable, state, epochs: int, device: str = "cpu"):
