@@ -100,7 +100,7 @@ def test_states_are_the_cells_trajectory_and_the_readout_reads_them(arch):
 def test_the_readout_starts_as_a_unit_row():
     model = GatedRegressor("diag", 3, 7, seed=1)
     assert float(model.readout.weight.detach().norm()) == pytest.approx(1.0)
-    assert float(model.readout.bias) == 0.0
+    assert float(model.readout.bias.detach()) == 0.0
 
 
 def test_directions_are_unit_seeded_and_distinct():
