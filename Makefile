@@ -32,6 +32,10 @@ $(STAMP): pyproject.toml
 	  $(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$ext >/dev/null 2>&1 || exit 1; done
 	$(BIN)/jupyter server extension list 2>&1 | grep -q "nbgrader.*enabled"
 	$(BIN)/jupyter labextension list 2>&1 | grep -q "@jupyter-widgets/jupyterlab-manager"
+	# JupyterHub's proxy, for the hub test and a local hub (skipped where Node.js is absent).
+	if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix $(VENV)/node configurable-http-proxy@5.3.0 >/dev/null || exit 1; \
+	  ln -sf ../node/node_modules/.bin/configurable-http-proxy $(BIN)/configurable-http-proxy; fi
 	touch $@
 
 install: $(STAMP)
