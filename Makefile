@@ -18,7 +18,7 @@ help:
 	@echo "make test-fast      the package tests only (no notebooks, no nbgrader)"
 	@echo "make lint           ruff: lint and format check (seqlearn, tests, bench)"
 	@echo "make typecheck      mypy on the package"
-	@echo "make book           execute every chapter headless, HTML under build/"
+	@echo "make book           the website: every chapter executed, exercises, bibliography (build/book/html)"
 	@echo "make exercises      regenerate exercises/ from solutions/ (nbgrader)"
 	@echo "make check-grading  grading round trip of every assignment"
 	@echo "make bench          run the benchmarks in bench/"
@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 book: $(STAMP)
-	$(BIN)/seqlearn run --html build/
+	$(BIN)/seqlearn book --out build/book
 
 exercises: $(STAMP)
 	$(BIN)/seqlearn exercises

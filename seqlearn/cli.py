@@ -4,6 +4,7 @@
 
     seqlearn info                      versions, device, data directory
     seqlearn run [CHAPTER ...]         execute chapters headless; time and peak memory each
+    seqlearn book [--out DIR]          the website: executed chapters, exercises, bibliography (offline)
     seqlearn exercises [ASSIGNMENT ...] regenerate exercises/ from solutions/ (nbgrader)
     seqlearn check-grading [ASSIGNMENT ...]
                                        solutions -> full marks, blank -> 0, delegating -> 0
@@ -110,6 +111,40 @@ def _run(args) -> int:
 
 
 @_needs_course_extra
+def _book(args) -> int:
+    import importlib.util
+
+    from seqlearn.book import BOOK_MODULES, BookError, build_book
+    from seqlearn.notebooks import NotebookError
+
+    missing = [name for name in BOOK_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingExtraError(
+            f"`seqlearn book` needs the book toolchain ({', '.join(missing)} missing): pip install 'seqlearn[book]'"
+        )
+
+    def progress(report) -> None:
+        print(report, flush=True)
+
+    try:
+        book = build_book(
+            args.out,
+            root=args.root,
+            names=args.chapters,
+            repository=args.repository,
+            timeout=args.timeout,
+            on_run=progress,
+        )
+    except (BookError, NotebookError) as err:
+        print(f"seqlearn book: error: {err}", file=sys.stderr)
+        return 1
+    for name, wrong in book.misquoted.items():
+        print(f"seqlearn book: error: {name} misquotes {len(wrong)} number(s): {wrong}", file=sys.stderr)
+    print(f"wrote {book.index}")
+    return 1 if book.misquoted else 0
+
+
+@_needs_course_extra
 def _exercises(args) -> int:
     from seqlearn.grading.nbgrader_tools import generate_exercises
     from seqlearn.notebooks import course_root
@@ -193,6 +228,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true", help="exit 1 if a chapter is over Binder's budget too")
     run.set_defaults(func=_run)
 
+    from seqlearn.book import DEFAULT_REPOSITORY
+
+    bk = sub.add_parser("book", help="build the website: executed chapters, exercises, bibliography (offline)")
+    bk.add_argument("chapters", nargs="*", help="slugs or numbers (default: all)")
+    bk.add_argument("--out", metavar="DIR", default="build/book", help="build directory (default build/book)")
+    bk.add_argument("--repository", default=DEFAULT_REPOSITORY, help="GitHub URL that Binder launches from")
+    bk.add_argument("--timeout", type=_positive_seconds, default=600, help="seconds per cell (default 600)")
+    bk.set_defaults(func=_book)
+
     ex = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")
     ex.add_argument("assignments", nargs="*")
     ex.set_defaults(func=_exercises)
@@ -213,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("dest", help="a new (or empty) directory")
     rel.set_defaults(func=_release)
 
-    for p in (run, ex, cg, rel):
+    for p in (run, bk, ex, cg, rel):
         p.add_argument("--root", help="course directory (default: found from the current directory)")
     add_ngram(sub)
     return parser

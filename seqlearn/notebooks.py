@@ -38,6 +38,7 @@ MATHJAX_DIR = "mathjax"
 
 _MATHJAX_URL = f"{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 _OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
@@ -195,16 +196,20 @@ def _what_happened(cause: Exception, timeout: float) -> str:
     return f"{type(cause).__name__}: {cause}"
 
 
-def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str = "python3") -> RunReport:
+def execute_notebook(
+    path, timeout: float = 600, html_dir=None, kernel_name: str = "python3", executed_dir=None
+) -> RunReport:
     """Run the notebook at ``path`` top to bottom in its own directory, in a fresh kernel.
 
     Raises :class:`NotebookError`, whose message is one line naming the cell, if a cell
     fails, times out or kills the kernel. With ``html_dir`` the executed notebook is written
-    there as ``<name>.html``, a page that reads offline (see :func:`_write_html`); a ``ValueError`` is raised before the
-    notebook runs if that directory cannot be created or written.
+    there as ``<name>.html``, a page that reads offline (see :func:`_write_html`); with
+    ``executed_dir``, as ``<name>.ipynb`` with its outputs (what ``seqlearn book`` renders). A
+    ``ValueError`` is raised before the notebook runs if such a directory cannot be created or written.
     """
-    if html_dir is not None:
-        _check_html_dir(html_dir)
+    for out_dir in (html_dir, executed_dir):
+        if out_dir is not None:
+            _check_writable_dir(out_dir)
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellControlSignal, DeadKernelError
@@ -236,32 +241,36 @@ def execute_notebook(path, timeout: float = 600, html_dir=None, kernel_name: str
     nb.cells.append(_quotes_cell(found))
     start = time.perf_counter()
     try:
-        client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log; failures are reported below
+        # The kernel's own log is dropped (failures are reported below); its figures go inline, as in JupyterLab,
+        # whatever backend this process was told to use (MPLBACKEND=Agg would make every plt.show() show nothing).
+        client.execute(stderr=subprocess.DEVNULL, env={**os.environ, "MPLBACKEND": _INLINE_BACKEND})
     except (CellControlSignal, DeadKernelError) as e:
         raise NotebookError(path.stem, running["index"], running["cell"], e, timeout) from e
     seconds = time.perf_counter() - start
     misquoted = _misquoted(found, nb.cells.pop())
     html = _write_html(nb, path.stem, html_dir) if html_dir is not None else None
+    if executed_dir is not None:
+        nbformat.write(nb, Path(executed_dir) / path.name)
     return RunReport(path.stem, seconds, peak["mb"], html, misquoted)
 
 
-def _check_html_dir(html_dir) -> None:
-    """Create ``html_dir`` if needed and make sure files can be written there.
+def _check_writable_dir(out_dir) -> None:
+    """Create ``out_dir`` if needed and make sure files can be written there.
 
     Raises
     ------
     ValueError
         If the directory cannot be created or is not writable.
     """
-    html_dir = Path(html_dir)
+    out_dir = Path(out_dir)
     try:
-        html_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=html_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_dir):
             pass
     except FileExistsError:
-        raise ValueError(f"cannot write HTML to {html_dir}: it is a file, not a directory") from None
+        raise ValueError(f"cannot write to {out_dir}: it is a file, not a directory") from None
     except OSError as err:
-        raise ValueError(f"cannot write HTML to {html_dir}: {err.strerror or err}") from None
+        raise ValueError(f"cannot write to {out_dir}: {err.strerror or err}") from None
 
 
 def _write_html(nb, stem: str, html_dir) -> Path:

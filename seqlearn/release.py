@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-__all__ = ["STUDENT_PATHS", "SolutionLeak", "write_student_repository"]
+__all__ = ["STUDENT_PATHS", "SolutionLeak", "holds_solutions", "write_student_repository"]
 
 STUDENT_PATHS = (
     "README.md",
@@ -28,6 +28,12 @@ STUDENT_PATHS = (
 
 _IGNORED = ("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
 _SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS")
+
+
+def holds_solutions(notebook) -> bool:
+    """Whether the notebook file at ``notebook`` holds nbgrader solution or hidden-test code."""
+    text = Path(notebook).read_text("utf-8")
+    return any(marker in text for marker in _SOLUTION_MARKERS)
 
 
 class SolutionLeak(ValueError):
@@ -72,7 +78,7 @@ def write_student_repository(root, dest) -> list[Path]:
         elif source.is_file():
             shutil.copy2(source, dest / name)
     written = sorted(p for p in dest.rglob("*") if p.is_file())
-    leaks = [p for p in written if p.suffix == ".ipynb" and any(m in p.read_text("utf-8") for m in _SOLUTION_MARKERS)]
+    leaks = [p for p in written if p.suffix == ".ipynb" and holds_solutions(p)]
     if leaks:
         shutil.rmtree(dest)
         raise SolutionLeak(f"these notebooks hold solutions or hidden tests: {[str(p) for p in leaks]}")

@@ -125,4 +125,4 @@ def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsy
     root = _scratch_course(tmp_path, "open('ran', 'w').close()")
     (tmp_path / "file").write_text("")
     assert main(["run", "--root", root, "--html", str(tmp_path / "file" / "html"), "1"]) == 2
-    assert "cannot write HTML" in capsys.readouterr().err and not (tmp_path / "chapters/ran").exists()
+    assert "cannot write to" in capsys.readouterr().err and not (tmp_path / "chapters/ran").exists()

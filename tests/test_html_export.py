@@ -73,6 +73,6 @@ def test_unwritable_html_dir_fails_before_the_notebook_runs(tmp_path, where):
     marker = tmp_path / "ran"
     nb = new_notebook(cells=[new_code_cell(f"open({str(marker)!r}, 'w').close()")])
     nbformat.write(nb, tmp_path / "nb.ipynb")
-    with pytest.raises(ValueError, match=r"cannot write HTML to .*file"):
+    with pytest.raises(ValueError, match=r"cannot write to .*file"):
         execute_notebook(tmp_path / "nb.ipynb", html_dir=tmp_path / where)
     assert not marker.exists()

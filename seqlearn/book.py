@@ -1,0 +1,241 @@
+"""The course as a website: the executed chapters, the exercises and a bibliography, built offline.
+
+``seqlearn book`` (``make book``) stages a Sphinx project next to ``book/conf.py`` and renders it
+with MyST-NB and the Sphinx Book Theme::
+
+    <out>/_source/            what Sphinx reads
+        conf.py, book.json    the configuration, and the repository Binder launches from
+        index.md              book/index.md, then the tables of contents
+        chapters/NN_slug.ipynb            each chapter, executed here (timed, quotes checked)
+        exercises/NN_slug/NN_slug.ipynb   the release notebooks (no solutions), not executed
+        bibliography.md       every entry of the chapters' "References" sections, with backlinks
+        _static/mathjax/      MathJax 2.7 from jupyter-server-mathjax (no CDN)
+    <out>/html/               the site: open html/index.html
+
+Nothing is downloaded: the toolchain comes from the ``book`` extra, MathJax from the ``course`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .notebooks import RunReport, _install_mathjax, chapter_paths, course_root, execute_notebook
+from .release import SolutionLeak, holds_solutions
+
+__all__ = [
+    "DEFAULT_REPOSITORY",
+    "Reference",
+    "BookReport",
+    "BookError",
+    "chapter_title",
+    "gather_references",
+    "build_book",
+]
+
+DEFAULT_REPOSITORY = "https://github.com/seqlearn/seqlearn"
+"""Where the course is published; a fork or an institution's copy passes its own (``--repository``)."""
+BOOK_MODULES = ("sphinx", "myst_nb", "sphinx_book_theme")
+"""What the ``book`` extra brings."""
+_REFERENCES_HEADING = re.compile(r"(?m)^##\s+References\s*$")
+_INITIALS = re.compile(r"^(?:[A-Z]\.\s*(?:-?[A-Z]\.\s*)*)+")
+
+
+@dataclass
+class Reference:
+    """One work of the bibliography: its text as the chapters write it, and the chapters citing it."""
+
+    text: str
+    chapters: list[str] = field(default_factory=list)
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        """The first author's surname (initials skipped), then the whole text."""
+        surname = re.split(r",| and |\.", _INITIALS.sub("", self.text))[0].strip()
+        return (surname.casefold(), self.text.casefold())
+
+
+@dataclass
+class BookReport:
+    """What :func:`build_book` made: the site's entry page and each chapter's run."""
+
+    index: Path
+    runs: list[RunReport]
+
+    @property
+    def misquoted(self) -> dict[str, list[str]]:
+        """Chapter name -> the quotes its prose gets wrong (empty when every number is right)."""
+        return {run.name: run.misquoted for run in self.runs if run.misquoted}
+
+
+def _markdown_sources(notebook: Path) -> list[str]:
+    """The source text of every markdown cell of ``notebook``."""
+    cells = json.loads(notebook.read_text("utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+
+
+def chapter_title(notebook) -> str:
+    """The text of the notebook's first ``# `` heading (its title in the book's navigation)."""
+    for text in _markdown_sources(Path(notebook)):
+        match = re.search(r"(?m)^#\s+(.+?)\s*$", text)
+        if match:
+            return match.group(1)
+    raise ValueError(f"{notebook} has no '# ' title heading")
+
+
+def _reference_items(text: str) -> list[str]:
+    """The ``- `` items of the "## References" section in ``text`` (continuation lines joined)."""
+    match = _REFERENCES_HEADING.search(text)
+    if match is None:
+        return []
+    section = re.split(r"(?m)^#", text[match.end() :])[0]
+    items = re.split(r"(?m)^- ", section)[1:]
+    return [" ".join(item.split()) for item in items if item.strip()]
+
+
+def gather_references(chapters: list[Path]) -> list[Reference]:
+    """Every work the chapters' "## References" sections list, once, sorted by first author.
+
+    Entries are the same work when their texts are equal up to whitespace; a chapter without
+    such a section contributes nothing.
+    """
+    works: dict[str, Reference] = {}
+    for chapter in chapters:
+        for text in (item for cell in _markdown_sources(chapter) for item in _reference_items(cell)):
+            reference = works.setdefault(text, Reference(text))
+            if chapter.stem not in reference.chapters:
+                reference.chapters.append(chapter.stem)
+    return sorted(works.values(), key=lambda r: r.sort_key)
+
+
+def _bibliography_page(references: list[Reference], titles: dict[str, str]) -> str:
+    """MyST markdown of the bibliography: each work, then links to the chapters that list it."""
+    lines = ["# Bibliography", "", "Every work the chapters list under *References*, and where.", ""]
+    for reference in references:
+        cited = ", ".join(f"[{titles[name]}](chapters/{name}.ipynb)" for name in reference.chapters)
+        lines.append(f"- {reference.text} — {cited}")
+    return "\n".join(lines) + "\n"
+
+
+def _toctree(caption: str, documents: list[str]) -> str:
+    """A MyST ``toctree`` directive listing ``documents`` (paths without suffix)."""
+    return "\n".join(["```{toctree}", f":caption: {caption}", ":maxdepth: 1", "", *documents, "```", ""])
+
+
+def _index_page(root: Path, chapters: list[str], exercises: list[str]) -> str:
+    """``book/index.md`` followed by the tables of contents of the chapters, exercises and back matter."""
+    prose = (root / "book" / "index.md").read_text("utf-8").rstrip()
+    trees = [
+        _toctree("Chapters", [f"chapters/{name}" for name in chapters]),
+        _toctree("Exercises", [f"exercises/{name}/{name}" for name in exercises]),
+        _toctree("Back matter", ["bibliography"]),
+    ]
+    return "\n\n".join([prose, *trees])
+
+
+def _stage_exercises(root: Path, source: Path) -> list[str]:
+    """Copy every release notebook ``exercises/NN_slug/NN_slug.ipynb``; refuse one holding solutions."""
+    names = []
+    for notebook in sorted((root / "exercises").glob("*/*.ipynb")):
+        if notebook.stem != notebook.parent.name:
+            continue
+        if holds_solutions(notebook):
+            raise SolutionLeak(f"{notebook} holds solutions or hidden tests: regenerate it with `seqlearn exercises`")
+        target = source / "exercises" / notebook.parent.name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(notebook, target / notebook.name)
+        names.append(notebook.stem)
+    return names
+
+
+class BookError(RuntimeError):
+    """Sphinx could not render the staged book (its warnings, which count as errors, are the message)."""
+
+
+def _without_widget_state(notebook: Path) -> None:
+    """Drop the saved widget state of an executed notebook: the page shows each explorer's PNG instead."""
+    nb = json.loads(notebook.read_text("utf-8"))
+    nb["metadata"].pop("widgets", None)
+    notebook.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+
+def _sphinx(source: Path, html: Path, *, partial: bool) -> None:
+    """Render ``source`` to ``html`` with warnings as errors: a broken link or reference fails the build.
+
+    A ``partial`` book (some chapters left out) lets links to the missing chapters dangle.
+    """
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-W", "--keep-going"]
+    if partial:
+        command += ["-D", "suppress_warnings=myst.xref_missing"]
+    done = subprocess.run([*command, str(source), str(html)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BookError(f"sphinx-build failed ({done.returncode}):\n{done.stderr.strip() or done.stdout.strip()}")
+
+
+def build_book(
+    out,
+    *,
+    root=None,
+    names=None,
+    repository: str = DEFAULT_REPOSITORY,
+    branch: str = "main",
+    timeout: float = 600,
+    on_run: Callable[[RunReport], None] | None = None,
+) -> BookReport:
+    """Execute the chapters and build the website under ``out`` (``out/html/index.html``).
+
+    Parameters
+    ----------
+    out : path
+        The build directory; its ``_source/`` and ``html/`` are replaced.
+    root : path, optional
+        The course root (default: found from the current directory).
+    names : list of str, optional
+        Chapters to include (numbers or stems, as for ``seqlearn run``); default all.
+    repository : str
+        The repository's URL on GitHub (``https://github.com/<owner>/<name>``): each page's
+        Binder button launches that repository's ``branch`` in JupyterLab on mybinder.org.
+    timeout : float
+        Seconds per cell when executing a chapter.
+    on_run : callable, optional
+        Called with each chapter's :class:`RunReport` as soon as it has run.
+
+    Raises
+    ------
+    seqlearn.notebooks.NotebookError
+        If a chapter fails to run (nothing is rendered).
+    seqlearn.release.SolutionLeak
+        If a release notebook holds solutions.
+    BookError
+        If Sphinx fails (a warning counts as a failure).
+    """
+    if not re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", repository):
+        raise ValueError(f"repository must be https://github.com/<owner>/<name>, got {repository!r}")
+    root = course_root(root)
+    out = Path(out).resolve()
+    source, html = out / "_source", out / "html"
+    shutil.rmtree(source, ignore_errors=True)
+    (source / "_static").mkdir(parents=True)
+    chapters = chapter_paths(root, names)
+    exercises = _stage_exercises(root, source)
+    runs = []
+    for chapter in chapters:
+        runs.append(execute_notebook(chapter, timeout=timeout, executed_dir=source / "chapters"))
+        _without_widget_state(source / "chapters" / chapter.name)
+        if on_run is not None:
+            on_run(runs[-1])
+    titles = {chapter.stem: chapter_title(chapter) for chapter in chapters}
+    shutil.copy2(root / "book" / "conf.py", source / "conf.py")
+    (source / "book.json").write_text(json.dumps({"repository": repository, "branch": branch}), "utf-8")
+    (source / "index.md").write_text(_index_page(root, list(titles), exercises), "utf-8")
+    (source / "bibliography.md").write_text(_bibliography_page(gather_references(chapters), titles), "utf-8")
+    _install_mathjax(source / "_static")
+    shutil.rmtree(html, ignore_errors=True)
+    _sphinx(source, html, partial=len(chapters) < len(chapter_paths(root)))
+    return BookReport(html / "index.html", runs)
