@@ -183,12 +183,8 @@ def arpa_text(model):
 
 
 def arpa_entries(text):
-    """{n-gram: (log10 p, log10 backoff)} of an ARPA text."""
-    return {
-        gram: (p, bo)
-        for section in parse_arpa(io.StringIO(text))
-        for gram, p, bo in zip(section.ngrams, section.log10_p, section.log10_bo)
-    }
+    """{n-gram: (log10 p, log10 backoff)} of an ARPA text (-inf for zero)."""
+    return parse_arpa(io.StringIO(text)).entries()
 
 
 def assert_same_entries(expected, got, tol):
@@ -213,7 +209,8 @@ def test_kenlm_toy_files(text, expected):
     ours = arpa_text(model)
     assert_same_entries(arpa_entries(expected), arpa_entries(ours), tol=1e-6)
     assert ours.split("\n\n")[0] == expected.split("\n\n")[0]  # the \data\ header
-    assert ("<s>",) in arpa_entries(ours) and arpa_entries(ours)[("<s>",)][0] == -99
+    assert ("<s>",) in arpa_entries(ours) and arpa_entries(ours)[("<s>",)][0] == -math.inf
+    assert "\n-99\t<s>\t" in ours
 
 
 def test_lmplz_with_estimated_discounts():
@@ -289,7 +286,8 @@ def test_addk_arpa_only_for_unigrams(tmp_path):
 def test_mle_arpa_writes_zero_backoffs():
     text = arpa_text(MLE(2).fit([["a", "b"], ["a"]]))
     entries = arpa_entries(text)
-    assert entries[("a",)] == (math.log10(2 / 5), -99.0)  # a is a context: unseen continuations get 0
+    assert entries[("a",)] == (math.log10(2 / 5), -math.inf)  # a is a context: unseen continuations get 0
+    assert "\ta\t-99\n" in text
     assert entries[("</s>",)] == (math.log10(2 / 5), 0.0)  # </s> is never a context
     assert read_arpa(io.StringIO(text)).prob("a", ["a"]) == 0
 
@@ -307,14 +305,15 @@ def test_a_failed_write_leaves_the_old_file_and_no_other(tmp_path, monkeypatch):
     path = tmp_path / "m.arpa"
     path.write_text("old")
     calls = []
+    format_log10 = arpa.format_log10
 
     def failing_format(x):
         calls.append(1)
         if len(calls) > 1:
             raise RuntimeError("disk full")
-        return [f"{v:.6f}" for v in x]
+        return format_log10(x)
 
-    monkeypatch.setattr(arpa, "_format", failing_format)
+    monkeypatch.setattr(arpa, "format_log10", failing_format)
     with pytest.raises(RuntimeError, match="disk full"):
         ModifiedKneserNey(2, discounts=(0.5, 1, 1.5)).fit(markov_corpus(2)).to_arpa(path)
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["m.arpa"]

@@ -9,6 +9,8 @@ discounting, interpolated and modified Kneser-Ney, and the backoff model of an A
 which share the API of :class:`~seqlearn.ngram.base.LanguageModel`;
 :mod:`~seqlearn.ngram.analysis` has the measurements the chapter makes (sparsity,
 held-out counts, learning curves, agreement);
+:mod:`~seqlearn.ngram.backoff` is the compact backoff model (sorted n-gram keys, log10
+probabilities and backoffs) that fitted and loaded models are scored with;
 :mod:`~seqlearn.ngram.arpa` writes and parses ARPA files; :mod:`~seqlearn.ngram.cli` is the
 ``seqlearn ngram`` command.
 """
@@ -26,7 +28,8 @@ from .analysis import (
     unseen_mask,
     word_count,
 )
-from .arpa import ArpaSection, parse_arpa, write_arpa
+from .arpa import format_log10, parse_arpa, write_arpa
+from .backoff import BackoffTables
 from .base import Estimator, LanguageModel, PerplexityReport, as_stream, check_order
 from .basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
 from .counts import NGramCounts, NGramIndex, adjusted_counts, count_of_counts
@@ -75,6 +78,7 @@ __all__ = [
     "JelinekMercer",
     "StupidBackoff",
     "BackoffModel",
+    "BackoffTables",
     "METHODS",
     "make_model",
     "kn_discount",
@@ -97,5 +101,5 @@ __all__ = [
     "read_arpa",
     "write_arpa",
     "parse_arpa",
-    "ArpaSection",
+    "format_log10",
 ]

@@ -1,4 +1,4 @@
-r"""The ARPA text format of backoff n-gram models: writing and parsing.
+r"""The ARPA text format of backoff n-gram models: writing and reading, whole columns at a time.
 
 An ARPA file lists, for each order k, n-grams with the log10 of their probability and
 (below the highest order) the log10 of their backoff weight::
@@ -15,15 +15,16 @@ An ARPA file lists, for each order k, n-grams with the log10 of their probabilit
     ...
     \end\
 
-It is queried with the backoff rule
+It is queried with the backoff rule of :mod:`seqlearn.ngram.backoff`. A log10 value of
+-99 or less stands for probability (or weight) zero.
 
-.. math::
-    P(w \mid h) = \begin{cases} p(h\, w) & \text{if } h\, w \text{ is listed} \\
-                  bo(h)\, P(w \mid h') & \text{otherwise} \end{cases}
-
-where h' drops the first word of h and bo(h) = 1 for an h that is not listed. A log10
-value of -99 or less stands for probability (or weight) zero. The model that reads a file
-back, :class:`seqlearn.ngram.models.BackoffModel`, lives with the other models.
+Both directions work on NumPy arrays of bytes, not on Python objects per n-gram. Writing
+formats every number of a block of n-grams at once (:func:`format_log10`: 17 significant
+digits by exact integer arithmetic, so reading gives back the same float64 bit for bit)
+and assembles the lines by one gather from the word and number texts. Reading streams the
+file in blocks of lines (memory bounded by the model, not the file), finds the fields by
+their whitespace boundaries, parses the numbers of a whole block with one conversion and
+maps words to ids through a hash of their bytes (:class:`_WordIds`).
 """
 
 from __future__ import annotations
@@ -31,21 +32,28 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 import numpy as np
 
 from .._files import replacing
-from ..data.vocab import read_text
-from .counts import NGramIndex
+from ..data.vocab import Vocab, decode_utf8
+from .backoff import BackoffTables
+from .counts import KeyTable, NGramIndex
 
-__all__ = ["ArpaSection", "write_arpa", "parse_arpa", "LOG10_ZERO"]
+__all__ = ["write_arpa", "parse_arpa", "format_log10", "LOG10_ZERO"]
 
 LOG10_ZERO = -99.0
 """What an ARPA file writes for log10(0); values at or below it are read back as zero."""
 
 _HEADER_LINE = re.compile(r"ngram\s+(\d+)\s*=\s*(\d+)$")
 _SECTION_LINE = re.compile(r"\\(\d+)-grams:$")
+_BLOCK_LINES = 1 << 16
+"""N-grams formatted per block when writing."""
+_BLOCK_BYTES = 1 << 21
+"""Bytes of text parsed per block when reading."""
+
+# -- writing ----------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -59,95 +67,241 @@ def _writing(file):
         yield f
 
 
-def _format(x: np.ndarray) -> list[str]:
-    """log10 values as text: shortest round-trip decimals, -99 for zero probability."""
-    return ["-99" if v <= LOG10_ZERO else repr(v) for v in x.tolist()]
+_DIGITS = 17
+"""Significant digits written: enough for any float64 to read back as itself."""
+_WIDTH = 26
+"""Characters of a formatted number: sign, two integer digits, point, 22 decimals."""
+_SPLIT = 134217729.0
+"""2^27 + 1, Dekker's constant for splitting a float64 into two 26-bit halves."""
+_POW10 = np.array([float(10**i) for i in range(23)])
+"""10^0 .. 10^22, the powers of ten a float64 holds exactly."""
 
 
-def _ngram_texts(itos: list[str], index: NGramIndex) -> list[list[str]]:
-    """The text ``"u_1 ... u_k"`` of every k-gram of the index, order by order."""
-    texts = [list(itos)]
-    for k in range(2, index.order + 1):
-        prev = texts[-1]
-        texts.append([f"{prev[h]} {itos[w]}" for h, w in zip(index.prefix(k).tolist(), index.last(k).tolist())])
-    return texts
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's exact product: ``a * b = p + e`` exactly, ``p = fl(a * b)``; shapes of ``a``."""
+    p = a * b
+    a_hi = _SPLIT * a - (_SPLIT * a - a)
+    b_hi = _SPLIT * b - (_SPLIT * b - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
 
 
-def write_arpa(file, itos: list[str], index: NGramIndex, tables) -> None:
-    """Write an ARPA file.
+def _significand(a: np.ndarray, E: np.ndarray) -> np.ndarray:
+    r"""D = round(a 10^(16 - E)), exactly (int64), for :math:`10^{-6} \le a < 100` and E in [-6, 1]."""
+    p, e = _two_product(a, _POW10[_DIGITS - 1 - E])
+    r = np.rint(p)
+    return r.astype(np.int64) + np.rint((p - r) + e).astype(np.int64)
 
-    Parameters
-    ----------
-    file : path or text file object
-    itos : list of str
-        The word of each id.
-    index : NGramIndex
-        The n-grams (their words) of orders 1..N.
-    tables : list of N tuples ``(ids, log10_p, log10_bo)``
-        Per order k: the ids of the k-grams to write (shape ``(m_k,)``), their log10
-        probabilities and their log10 backoff weights (same shape; ``None`` at order N).
+
+def format_log10(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""ARPA texts of log10 values: characters ``(n, 26)`` uint8, and each text's byte range in them.
+
+    The text of ``x[i]`` is ``chars.ravel()[start[i] : end[i]]``. A value with
+    :math:`10^{-5} \le |x| < 100` is written in fixed point with its 17 significant digits
+    :math:`D = \mathrm{round}(|x|\, 10^{16 - E})`, :math:`E = \lfloor \log_{10} |x| \rfloor`,
+    computed exactly (Dekker's product with a power of ten that float64 holds exactly),
+    trailing zeros dropped. 17 correctly rounded digits identify a float64, so the text reads
+    back as x itself. x <= -99 (and -inf) is written ``-99``, 0 as ``0``, and the rare rest
+    (tiny, large or NaN) by ``repr``. A row holds a sign, the digits of :math:`10^1` and
+    :math:`10^0`, the point and the digits of :math:`10^{-1}` to :math:`10^{-22}`; the
+    fixed-point rows come first, grouped by E, so that each group is written by slices.
     """
-    texts = _ngram_texts(itos, index)
+    x = np.maximum(np.asarray(x, dtype=np.float64), LOG10_ZERO)
+    a = np.abs(x)
+    in_range = (a >= 1e-5) & (a < 100)
+    E, D = _scientific(a[in_range])
+    by_E = np.concatenate([np.flatnonzero(E == e) for e in range(-6, 2)])  # E is in [-6, 1]
+    value = np.concatenate([np.flatnonzero(in_range)[by_E], np.flatnonzero(~in_range)])  # the value of each row
+    E, m = E[by_E], len(by_E)
+    digits = np.full((m, 24), ord("0"), dtype=np.uint8)  # ASCII digits of 10^1 .. 10^-22
+    text = _decimal_digits(D[by_E])  # (m, 17): 10^E .. 10^(E-16)
+    bounds = np.searchsorted(E, np.arange(-6, 3))
+    for e, lo, hi in zip(range(-6, 2), bounds[:-1], bounds[1:]):
+        digits[lo:hi, 1 - e : 1 - e + _DIGITS] = text[lo:hi]
+    chars = np.empty((len(x), _WIDTH), dtype=np.uint8)
+    chars[:m, 1:3], chars[:m, 3], chars[:m, 4:] = digits[:, :2], ord("."), digits[:, 2:]
+    last = E - (_DIGITS - 1 - np.argmax(text[:, ::-1] != ord("0"), axis=1))  # exponent of the last nonzero digit
+    negative = x[value[:m]] < 0
+    start = np.zeros(len(x), dtype=np.int64)
+    end = np.ones(len(x), dtype=np.int64)  # the other rows: "0" unless written below
+    start[:m] = np.where(E >= 1, 1, 2) - negative  # the first digit, or the sign before it
+    chars[np.flatnonzero(negative), start[:m][negative]] = ord("-")
+    end[:m] = np.where(last >= 0, 3, 4 - last)  # no decimals: no point
+    chars[m:, 0] = ord("0")
+    for row in range(m, len(x)):
+        if x[value[row]] != 0:
+            text_i = repr(float(x[value[row]])).encode()
+            chars[row, : len(text_i)], end[row] = np.frombuffer(text_i, np.uint8), len(text_i)
+    row_of = np.empty(len(x), dtype=np.int64)
+    row_of[value] = np.arange(len(x))
+    return chars, _WIDTH * row_of + start[row_of], _WIDTH * row_of + end[row_of]
+
+
+def _scientific(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""E and D of :func:`format_log10` for :math:`10^{-5} \le a < 100`; shapes ``(m,)``, int64."""
+    E = np.floor(np.log10(a)).astype(np.int64)
+    D = _significand(a, E)
+    off = np.flatnonzero((D >= 10**_DIGITS) | (D < 10 ** (_DIGITS - 1)))  # log10 rounded across a power of ten
+    E[off] += np.where(D[off] >= 10**_DIGITS, 1, -1)
+    D[off] = _significand(a[off], E[off])
+    return E, D
+
+
+_FOUR_DIGITS = np.frombuffer("".join(f"{i:04d}" for i in range(10_000)).encode(), dtype=np.uint32)
+"""The ASCII digits of 0000 .. 9999, four bytes as one uint32 each; shape ``(10000,)``."""
+
+
+def _decimal_digits(D: np.ndarray) -> np.ndarray:
+    """The 17 ASCII decimal digits of each D < 10^17, most significant first; ``(m,)`` -> ``(m, 17)`` uint8."""
+    groups = np.empty((len(D), 5), dtype=np.uint32)  # four digits each, as four bytes
+    for j in range(4, -1, -1):
+        D, groups[:, j] = np.divmod(D, 10_000)
+        groups[:, j] = _FOUR_DIGITS[groups[:, j]]
+    return groups.view(np.uint8)[:, 3:]
+
+
+def _gather(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> bytes:
+    """The byte ranges ``src[start[i] : start[i] + length[i]]``, concatenated; shapes ``(m,)``."""
+    out_start = np.cumsum(length) - length
+    idx = np.arange(int(length.sum())) + np.repeat(start - out_start, length)
+    return src[idx].tobytes()
+
+
+def _section_text(words: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray | None, vocab_text) -> str:
+    """The lines ``p<TAB>w_1 ... w_k[<TAB>bo]`` of a block of n-grams; ``words`` (b, k) ids."""
+    text, word_start, word_len = vocab_text
+    b, k = words.shape
+    numbers = [format_log10(log10_p), *([] if log10_bo is None else [format_log10(log10_bo)])]
+    src = np.concatenate([text, np.frombuffer(b"\t \n", np.uint8), *(chars.ravel() for chars, _, _ in numbers)])
+    tab, space, newline = len(text), len(text) + 1, len(text) + 2
+    number_at = [len(text) + 3 + i * b * _WIDTH + start for i, (_, start, _) in enumerate(numbers)]
+    number_len = [end - start for _, start, end in numbers]
+    starts = [number_at[0], np.full(b, tab)]
+    lengths = [number_len[0], np.ones(b, dtype=np.int64)]
+    for j in range(k):
+        starts += [word_start[words[:, j]], np.full(b, space if j < k - 1 else tab)]
+        lengths += [word_len[words[:, j]], np.ones(b, dtype=np.int64)]
+    if log10_bo is not None:
+        starts += [number_at[1], np.full(b, tab)]
+        lengths += [number_len[1], np.ones(b, dtype=np.int64)]
+    starts[-1][:], lengths[-1][:] = newline, 1  # the last separator of a line is its newline
+    return _gather(src, np.stack(starts, axis=1).ravel(), np.stack(lengths, axis=1).ravel()).decode("utf-8")
+
+
+def _vocab_text(vocab: Vocab) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The words' UTF-8 bytes end to end, and the start and length of each word's."""
+    data = [w.encode("utf-8") for w in vocab.itos]
+    length = np.array([len(d) for d in data], dtype=np.int64)
+    return np.frombuffer(b"".join(data), np.uint8), np.cumsum(length) - length, length
+
+
+def write_arpa(file, tables: BackoffTables) -> None:
+    """Write a backoff model in ARPA format to ``file`` (a path or a text file object).
+
+    The k-grams are written in the id order of ``tables.index``, a block of
+    ``_BLOCK_LINES`` lines at a time; a path is replaced only once the file is complete.
+    """
+    index, N = tables.index, tables.order
+    vocab_text = _vocab_text(tables.vocab)
     with _writing(file) as f:
-        f.write("\\data\\\n")
-        for k, (ids, _, _) in enumerate(tables, start=1):
-            f.write(f"ngram {k}={len(ids)}\n")
-        for k, (ids, log10_p, log10_bo) in enumerate(tables, start=1):
+        f.write("\\data\\\n" + "".join(f"ngram {k}={index.size(k)}\n" for k in range(1, N + 1)))
+        for k in range(1, N + 1):
             f.write(f"\n\\{k}-grams:\n")
-            words = [texts[k - 1][i] for i in ids.tolist()]
-            if log10_bo is None:
-                lines = [f"{p}\t{u}\n" for p, u in zip(_format(log10_p), words)]
-            else:
-                lines = [f"{p}\t{u}\t{b}\n" for p, u, b in zip(_format(log10_p), words, _format(log10_bo))]
-            f.writelines(lines)
+            words = index.words(k)  # (n_k, k)
+            for a in range(0, index.size(k), _BLOCK_LINES):
+                rows = slice(a, a + _BLOCK_LINES)
+                bo = tables.log10_bo[k - 1][rows] if k < N else None
+                f.write(_section_text(words[rows], tables.log10_p[k - 1][rows], bo, vocab_text))
         f.write("\n\\end\\\n")
 
 
-@dataclass
-class ArpaSection:
-    """The k-grams of one ARPA section, in file order.
-
-    ``ngrams``: tuples of k words; ``log10_p``, ``log10_bo`` (shape ``(n_k,)``; backoffs
-    not given are 0); ``lines``: the 1-based line number of each entry.
-    """
-
-    ngrams: list[tuple[str, ...]]
-    log10_p: np.ndarray
-    log10_bo: np.ndarray
-    lines: np.ndarray
+# -- reading ----------------------------------------------------------------------------------
 
 
 def _error(line_no: int, message: str) -> ValueError:
     return ValueError(f"malformed ARPA file, line {line_no}: {message}")
 
 
-def _parse_header(lines: list[str], start: int) -> tuple[list[int], list[int], int]:
-    """Read the ``ngram k=n`` lines after ``\\data\\``: the counts, their line numbers, the next line index."""
-    counts: list[int] = []
-    header_lines: list[int] = []
-    i = start
-    while i < len(lines) and lines[i] and not lines[i].startswith("\\"):
-        match = _HEADER_LINE.match(lines[i])
-        if not match:
-            raise _error(i + 1, f"expected 'ngram k=count', got {lines[i]!r}")
-        k, n = int(match[1]), int(match[2])
-        if k != len(counts) + 1:
-            raise _error(i + 1, f"expected the count of the {len(counts) + 1}-grams, got 'ngram {k}=...'")
-        counts.append(n)
-        header_lines.append(i + 1)
-        i += 1
-    if not counts:
-        raise _error(i + 1, "no 'ngram k=count' lines after \\data\\")
-    return counts, header_lines, i
-
-
-def _numbers(texts: list[str], rows: np.ndarray) -> np.ndarray:
-    """Floats of ``texts`` (one per row); ``ValueError`` at the line of the first that is not a number."""
+def _blocks(file) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines (each ends with a newline; text files as UTF-8)."""
+    f = open(file, "rb") if isinstance(file, (str, os.PathLike)) else file  # noqa: SIM115 (closed below)
+    rest = b""
     try:
-        return np.array(texts, dtype=float)
-    except ValueError:
-        bad = next(i for i, t in enumerate(texts) if not _is_number(t))
-        raise _error(rows[bad] + 1, f"{texts[bad]!r} is not a number") from None
+        while block := f.read(_BLOCK_BYTES):
+            block = rest + (block.encode("utf-8") if isinstance(block, str) else block)
+            cut = block.rfind(b"\n") + 1
+            rest = block[cut:]
+            if cut:
+                yield block[:cut]
+        if rest:
+            yield rest + b"\n"
+    finally:
+        if f is not file:
+            f.close()
+
+
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[[0, 9, 10, 11, 12, 13, 32]] = True  # with NUL, which pads a block
+
+
+class _Lines:
+    """The whitespace-separated tokens of a block of lines, located in its bytes.
+
+    ``buf``: the bytes (with 8 zero bytes appended); ``start``, ``end`` (shape ``(t,)``):
+    each token's byte range; ``first``, ``count`` (shape ``(n,)``): per line, the index of
+    its first token and its number of tokens. Lines are numbered from ``line0`` (1-based).
+    """
+
+    def __init__(self, block: bytes, line0: int):
+        self.buf = np.frombuffer(block + bytes(8), np.uint8)
+        self.line0 = line0
+        edges = np.diff((~_WHITESPACE[self.buf]).view(np.int8), prepend=np.int8(0))  # +1: token starts, -1: ends
+        self.start, self.end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        newlines = np.flatnonzero(self.buf == 10)
+        self.count = np.bincount(np.searchsorted(newlines, self.start), minlength=len(newlines))
+        self.first = np.cumsum(self.count) - self.count
+        self.words8 = np.ndarray((len(self.buf) - 7,), dtype="<u8", buffer=self.buf, strides=(1,))  # 8 bytes at any offset
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+    def text(self, line: int) -> str:
+        """The line, stripped (decoded; ``line`` counts from 0 within the block)."""
+        if not self.count[line]:
+            return ""
+        a, b = self.start[self.first[line]], self.end[self.first[line] + self.count[line] - 1]
+        return self.buf[a:b].tobytes().decode("utf-8")
+
+    def marks(self, lo: int, hi: int) -> np.ndarray:
+        """The lines in [lo, hi) that start with a backslash (section marks)."""
+        nonblank = lo + np.flatnonzero(self.count[lo:hi])
+        return nonblank[self.buf[self.start[self.first[nonblank]]] == ord("\\")]
+
+    def padded(self, tokens: np.ndarray, width: int) -> np.ndarray:
+        """The bytes of ``tokens`` (indices), zero-padded to ``width`` (a multiple of 8); ``(m, width // 8)`` '<u8'."""
+        s, n = self.start[tokens], self.end[tokens] - self.start[tokens]
+        columns = []
+        for c in range(0, width, 8):
+            keep = np.clip(n - c, 0, 8)  # bytes of this 8-byte column that belong to the token
+            mask = np.where(keep == 8, ~np.uint64(0), (np.uint64(1) << (8 * keep).astype(np.uint64)) - np.uint64(1))
+            columns.append(self.words8[np.minimum(s + c, len(self.words8) - 1)] & mask)
+        return np.stack(columns, axis=1).astype("<u8")
+
+    def numbers(self, tokens: np.ndarray) -> np.ndarray:
+        """The tokens as float64; ``ValueError`` at the line of the first that is not a number."""
+        n = self.end[tokens] - self.start[tokens]
+        width = -(-int(n.max(initial=1)) // 8) * 8
+        try:
+            if width > 64:
+                raise ValueError
+            return self.padded(tokens, width).view(f"S{width}").ravel().astype(np.float64)
+        except ValueError:
+            for t in tokens.tolist():
+                text = self.buf[self.start[t] : self.end[t]].tobytes().decode("utf-8")
+                if len(text) > 64 or not _is_number(text):
+                    line = int(np.searchsorted(self.first, t, side="right")) - 1
+                    raise _error(self.line0 + line, f"{text!r} is not a number") from None
+            raise
 
 
 def _is_number(text: str) -> bool:
@@ -158,52 +312,255 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _parse_section(lines: list[str], rows: np.ndarray, k: int) -> ArpaSection:
-    """The k-grams on lines ``rows`` (0-based indices of non-blank lines ``log10p w_1 ... w_k [log10bo]``)."""
-    fields = [tuple(lines[i].split()) for i in rows.tolist()]  # tuples of str: no garbage-collector work
-    n_fields = np.fromiter(map(len, fields), dtype=np.int64, count=len(fields))
-    bad = np.flatnonzero((n_fields != k + 1) & (n_fields != k + 2))
-    if bad.size:
-        raise _error(rows[bad[0]] + 1, f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff")
-    log10_p = _numbers([f[0] for f in fields], rows)
-    log10_bo = _numbers([f[k + 1] if len(f) == k + 2 else "0" for f in fields], rows)
-    bad = np.flatnonzero(np.isnan(log10_p) | np.isnan(log10_bo) | (log10_p > 0))
-    if bad.size:
-        raise _error(rows[bad[0]] + 1, "invalid log10 value (a log10 probability must be <= 0, and none may be NaN)")
-    return ArpaSection([tuple(f[1 : k + 1]) for f in fields], log10_p, log10_bo, rows + 1)
+class _WordIds:
+    """Vocabulary ids of tokens, by an exact match of their bytes through a 64-bit hash of them.
+
+    Every word is zero-padded to ``width`` bytes (the longest word's, rounded up to 8) and
+    hashed with its length; a table of the words' hashes (:class:`KeyTable`, the salt chosen
+    so that no two words share one) gives a candidate id, which counts only if its bytes and
+    length equal the token's.
+    """
+
+    def __init__(self, vocab: Vocab):
+        length = _vocab_text(vocab)[2]
+        self.width = max(-(-int(length.max()) // 8) * 8, 8)
+        lines = _Lines(b"\n".join(w.encode("utf-8") for w in vocab.itos) + b"\n", 1)
+        self.rows, self.length = lines.padded(lines.first, self.width), length
+        self.salt = 0
+        while len(np.unique(hashes := self._hash(self.rows, length))) < len(length):
+            self.salt += 1
+        self.table = KeyTable(hashes)
+
+    def _hash(self, rows: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """A 64-bit hash of each padded row and its length (xor-multiply per 8 bytes, then a final mix)."""
+        h = (length.astype(np.uint64) + np.uint64(self.salt)) * np.uint64(0xFF51AFD7ED558CCD)
+        for c in range(rows.shape[1]):
+            h = (h ^ rows[:, c]) * np.uint64(0xC4CEB9FE1A85EC53)
+            h ^= h >> np.uint64(29)
+        return h.view(np.int64)
+
+    def __call__(self, lines: _Lines, tokens: np.ndarray) -> np.ndarray:
+        """Ids of the tokens (indices into ``lines``), -1 where not in the vocabulary; shape ``(m,)``."""
+        length = lines.end[tokens] - lines.start[tokens]
+        fits = length <= self.width
+        rows = lines.padded(tokens[fits], self.width)
+        ids = np.full(len(tokens), -1, dtype=np.int64)
+        found = self.table.lookup(self._hash(rows, length[fits]))
+        same = (found >= 0) & (self.rows[found] == rows).all(axis=1) & (self.length[found] == length[fits])
+        ids[np.flatnonzero(fits)[same]] = found[same]
+        return ids
 
 
-def parse_arpa(file) -> list[ArpaSection]:
-    """Parse an ARPA file (path or text file object) into one :class:`ArpaSection` per order.
+class _Section:
+    """The entries of one section, gathered block by block: line numbers, log10 p and bo, and
+    the k-gram keys (k >= 2) or the words (k = 1)."""
+
+    def __init__(self, k: int, mark: int):
+        self.k, self.mark = k, mark
+        self.lines: list[np.ndarray] = []
+        self.log10_p: list[np.ndarray] = []
+        self.log10_bo: list[np.ndarray] = []
+        self.keys: list[np.ndarray] = []
+        self.words: list[str] = []
+
+    def size(self) -> int:
+        return sum(map(len, self.lines))
+
+
+class _Reader:
+    """An ARPA file parsed block by block: the header line by line, the sections by arrays."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.line = 0  # lines read so far
+        self.phase = "preamble"  # -> "header" (after \data\) -> "sections" (after the first mark) -> "done"
+        self.counts: list[int] = []
+        self.header_lines: list[int] = []
+        self.header_done = False
+        self.section: _Section | None = None
+        self.log10_p: list[np.ndarray] = []
+        self.log10_bo: list[np.ndarray] = []
+        self.vocab: Vocab
+        self.index: NGramIndex
+        self.word_ids: _WordIds
+
+    def feed(self, block: bytes) -> None:
+        try:
+            block.decode("utf-8")
+        except UnicodeDecodeError:
+            decode_utf8(b"\n" * self.line + block, self.source)  # raises, naming the line in the whole file
+        lines = _Lines(block, self.line + 1)
+        self.line += len(lines)
+        at = 0
+        while self.phase in ("preamble", "header") and at < len(lines):
+            self._header_line(lines, at)
+            at += 1
+        if self.phase == "sections":
+            self._section_lines(lines, at)
+
+    def _header_line(self, lines: _Lines, i: int) -> None:
+        """One line before the first section: text before ``\\data\\``, or a header line."""
+        text, line_no = lines.text(i), lines.line0 + i
+        if self.phase == "preamble":
+            self.phase = "header" if text == "\\data\\" else "preamble"
+        elif text.startswith("\\"):
+            if not self.counts:
+                raise _error(line_no, "no 'ngram k=count' lines after \\data\\")
+            self.phase = "sections"
+            self._mark(text, line_no)
+        elif text and self.header_done:
+            raise _error(line_no, f"n-gram line before any \\1-grams: section: {text!r}")
+        elif text:
+            self._count_line(text, line_no)
+        else:
+            self.header_done = bool(self.counts) or self.header_done
+
+    def _count_line(self, text: str, line_no: int) -> None:
+        match = _HEADER_LINE.match(text)
+        if not match:
+            raise _error(line_no, f"expected 'ngram k=count', got {text!r}")
+        k, n = int(match[1]), int(match[2])
+        if k != len(self.counts) + 1:
+            raise _error(line_no, f"expected the count of the {len(self.counts) + 1}-grams, got 'ngram {k}=...'")
+        self.counts.append(n)
+        self.header_lines.append(line_no)
+
+    def _section_lines(self, lines: _Lines, at: int) -> None:
+        """Lines ``at..`` of a block: entries of the current section, and section marks."""
+        for mark in [*lines.marks(at, len(lines)).tolist(), len(lines)]:
+            if self.phase == "done":
+                return
+            nonblank = at + np.flatnonzero(lines.count[at:mark])
+            if nonblank.size:
+                self._entries(lines, nonblank)
+            if mark < len(lines):
+                self._mark(lines.text(mark), lines.line0 + mark)
+            at = mark + 1
+
+    def _mark(self, text: str, line_no: int) -> None:
+        """A section mark: close the open section, open the next one or end the file."""
+        if self.section is not None:
+            self._close(line_no)
+        k = len(self.log10_p) + 1
+        if text == "\\end\\":
+            if k - 1 != len(self.counts):
+                raise _error(line_no, f"\\end\\ after {k - 1} sections; the header announces {len(self.counts)}")
+            self.phase = "done"
+            return
+        match = _SECTION_LINE.match(text)
+        if not match or int(match[1]) != k or k > len(self.counts):
+            raise _error(line_no, f"unexpected section {text!r} (expected \\{k}-grams: or \\end\\)")
+        self.section = _Section(k, line_no)
+
+    def _entries(self, lines: _Lines, rows: np.ndarray) -> None:
+        """The entries ``log10p w_1 ... w_k [log10bo]`` on the non-blank lines ``rows`` of a block."""
+        section = self.section
+        assert section is not None
+        k, count, first = section.k, lines.count[rows], lines.first[rows]
+        bad = np.flatnonzero((count != k + 1) & (count != k + 2))
+        if bad.size:
+            raise _error(lines.line0 + rows[bad[0]], f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff")
+        line_no = lines.line0 + rows
+        log10_p = lines.numbers(first)
+        log10_bo = np.zeros(len(rows))
+        has_bo = count == k + 2
+        log10_bo[has_bo] = lines.numbers(first[has_bo] + k + 1)
+        bad = np.flatnonzero(np.isnan(log10_p) | np.isnan(log10_bo) | (log10_p > 0))
+        if bad.size:
+            raise _error(line_no[bad[0]], "invalid log10 value (a log10 probability must be <= 0, and none may be NaN)")
+        words = first[:, None] + np.arange(1, k + 1)  # (m, k) token indices
+        if k == 1:
+            section.words += [lines.buf[lines.start[t] : lines.end[t]].tobytes().decode("utf-8") for t in words[:, 0]]
+        else:
+            section.keys.append(self._keys(lines, words, line_no))
+        section.lines.append(line_no)
+        section.log10_p.append(log10_p)
+        section.log10_bo.append(log10_bo)
+
+    def _keys(self, lines: _Lines, tokens: np.ndarray, line_no: np.ndarray) -> np.ndarray:
+        """Hierarchical keys of k-grams whose words are the tokens ``(m, k)``; shape ``(m,)``."""
+        m, k = tokens.shape
+        words = self.word_ids(lines, tokens.ravel()).reshape(m, k)
+        unknown = np.flatnonzero((words < 0).any(axis=1))
+        if unknown.size:
+            raise _error(line_no[unknown[0]], f"a word of this {k}-gram is not among the 1-grams")
+        h = words[:, 0]
+        for j in range(2, k):
+            h = self.index.lookup(j, h, words[:, j - 1])
+        missing = np.flatnonzero(h < 0)
+        if missing.size:
+            raise _error(
+                line_no[missing[0]], f"the context of this {k}-gram is not listed among the {k - 1}-grams"
+            )
+        return h * len(self.vocab) + words[:, -1]
+
+    def _close(self, next_mark: int) -> None:
+        """Check the section's size against the header and add its order to the model."""
+        section = self.section
+        assert section is not None
+        k = section.k
+        if section.size() != self.counts[k - 1]:
+            raise _error(
+                next_mark,
+                f"the {k}-grams section (from line {section.mark}) has {section.size()} entries; "
+                f"the header (line {self.header_lines[k - 1]}) announces {self.counts[k - 1]}",
+            )
+        lines, log10_p, log10_bo = (np.concatenate(x) if x else np.zeros(0) for x in (section.lines, section.log10_p, section.log10_bo))
+        if k == 1:
+            self._unigrams(section.words, lines, log10_p, log10_bo)
+        else:
+            keys = np.concatenate(section.keys) if section.keys else np.zeros(0, dtype=np.int64)
+            order = _unique_order(keys, lines)
+            self.index.add_order(keys[order])
+            self.log10_p.append(log10_p[order])
+            self.log10_bo.append(log10_bo[order])
+        self.section = None
+
+    def _unigrams(self, words: list[str], lines: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray) -> None:
+        """The vocabulary (the unigrams, specials first) and the order-1 arrays, by word id."""
+        self.vocab = Vocab(words)
+        V = len(self.vocab)
+        ids = np.array([self.vocab.stoi[w] for w in words], dtype=np.int64)
+        _unique_order(ids, lines)
+        self.log10_p.append(np.full(V, -np.inf))
+        self.log10_bo.append(np.zeros(V))
+        self.log10_p[0][ids], self.log10_bo[0][ids] = log10_p, log10_bo
+        self.index = NGramIndex([np.arange(V, dtype=np.int64)], V)
+        self.word_ids = _WordIds(self.vocab)
+
+    def tables(self) -> BackoffTables:
+        if self.phase == "preamble":
+            raise _error(self.line, "no \\data\\ line: this is not an ARPA file")
+        if self.phase != "done":
+            raise _error(self.line, "missing \\end\\")
+        zero = [np.where(x <= LOG10_ZERO, -np.inf, x) for x in self.log10_p + self.log10_bo[:-1]]
+        N = self.index.order
+        return BackoffTables(self.vocab, self.index, zero[:N], zero[N:])
+
+
+def _unique_order(keys: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """The sorting permutation of ``keys``; ``ValueError`` at the line of an n-gram listed twice."""
+    order = np.argsort(keys, kind="stable")
+    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if repeated.size:
+        raise _error(int(lines[order][repeated + 1].min()), "this n-gram is listed twice")
+    return order
+
+
+def parse_arpa(file) -> BackoffTables:
+    """Read an ARPA file (path or text file object) into the arrays of a backoff model.
 
     Anything before ``\\data\\`` is ignored. Raises ``ValueError`` naming the line for a
     missing ``\\data\\`` or ``\\end\\``, bad header, unknown or out-of-order section, bad
-    number, wrong number of fields, or a section whose size differs from its header count.
+    number, wrong number of fields, a section whose size differs from its header count, a
+    word that is not a unigram, a k-gram whose context is not listed, an n-gram listed
+    twice, or a byte that is not UTF-8. The vocabulary is that of the unigrams
+    (``<unk>``, ``<s>``, ``</s>`` first; a special missing from the file has probability 0).
     """
-    text = read_text(file) if isinstance(file, (str, os.PathLike)) else file.read()
-    lines = [line.strip() for line in text.splitlines()]
-    if "\\data\\" not in lines:
-        raise _error(len(lines), "no \\data\\ line: this is not an ARPA file")
-    counts, header_lines, start = _parse_header(lines, lines.index("\\data\\") + 1)
-    marks = [i for i in range(start, len(lines)) if lines[i][:1] == "\\"]  # section and \end\ lines
-    entries = [i for i in range(start, marks[0] if marks else len(lines)) if lines[i]]
-    if entries:
-        raise _error(entries[0] + 1, f"n-gram line before any \\1-grams: section: {lines[entries[0]]!r}")
-    sections: list[ArpaSection] = []
-    for k, (mark, end) in enumerate(zip(marks, [*marks[1:], len(lines)]), start=1):
-        if lines[mark] == "\\end\\":
-            if len(sections) != len(counts):
-                raise _error(mark + 1, f"\\end\\ after {len(sections)} sections; the header announces {len(counts)}")
-            return sections
-        match = _SECTION_LINE.match(lines[mark])
-        if not match or int(match[1]) != k or k > len(counts):
-            raise _error(mark + 1, f"unexpected section {lines[mark]!r} (expected \\{k}-grams: or \\end\\)")
-        rows = np.array([i for i in range(mark + 1, end) if lines[i]], dtype=np.int64)
-        if len(rows) != counts[k - 1]:
-            raise _error(
-                end + 1,
-                f"the {k}-grams section (from line {mark + 1}) has {len(rows)} entries; "
-                f"the header (line {header_lines[k - 1]}) announces {counts[k - 1]}",
-            )
-        sections.append(_parse_section(lines, rows, k))
-    raise _error(len(lines), "missing \\end\\")
+    reader = _Reader(str(file) if isinstance(file, (str, os.PathLike)) else "the ARPA text")
+    for block in _blocks(file):
+        reader.feed(block)
+        if reader.phase == "done":
+            break
+    return reader.tables()
+

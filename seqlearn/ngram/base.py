@@ -6,6 +6,8 @@ the sentence's ``<s>``: the context of ``w_1`` is just ``<s>``. Subclasses imple
 vectorised method, :meth:`LanguageModel._logp`, the log-probability of many (word,
 context) queries at once; everything else (token and sentence log-probabilities,
 perplexity, next-word distributions, sampling, ARPA export) is written once, here.
+Backoff models (every model ARPA can hold) score whole streams faster through
+:meth:`LanguageModel._stream_logp` (see :mod:`seqlearn.ngram.backoff`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from ..data.vocab import Vocab, encode_sentences
 from ..validation import integer, token_ids
 from .arpa import write_arpa
+from .backoff import BackoffTables
 from .counts import NGramIndex
 
 __all__ = ["LanguageModel", "Estimator", "PerplexityReport", "as_stream", "check_order"]
@@ -104,9 +107,15 @@ class LanguageModel:
         """
         raise NotImplementedError
 
-    def _arpa_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-        """Per order k: (ids of the k-grams to write, their log10 p, their log10 backoff or None)."""
+    def _backoff_tables(self) -> BackoffTables:
+        """The model as a backoff model (what ARPA writes); ``ValueError`` if it is not one."""
         raise NotImplementedError
+
+    def _stream_logp(self, stream: np.ndarray) -> np.ndarray:
+        """Natural-log probabilities of the predicted tokens (not ``<s>``) of an encoded stream; ``(T',)``."""
+        ctx = self.index_.context_ids(stream, self.order)  # (N, len(stream))
+        predicted = stream != BOS
+        return self._logp(stream[predicted], ctx[:, predicted])
 
     # -- shared API -----------------------------------------------------------------------
 
@@ -159,10 +168,7 @@ class LanguageModel:
         Computed for all positions at once.
         """
         self._check_fitted()
-        stream = as_stream(data, self.vocab_)
-        ctx = self.index_.context_ids(stream, self.order)  # (N, len(stream))
-        predicted = stream != BOS
-        return self._logp(stream[predicted], ctx[:, predicted])
+        return self._stream_logp(as_stream(data, self.vocab_))
 
     def sentence_logprobs(self, data) -> np.ndarray:
         r"""Natural-log probability :math:`\sum_t \log P(w_t \mid h_t)` of each sentence; shape ``(S,)``."""
@@ -226,7 +232,7 @@ class LanguageModel:
         probabilities (see :mod:`seqlearn.ngram.arpa`).
         """
         self._check_fitted()
-        write_arpa(file, self.vocab_.itos, self.index_, self._arpa_tables())
+        write_arpa(file, self._backoff_tables())
 
 
 class Estimator(Protocol):

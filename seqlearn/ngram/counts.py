@@ -12,8 +12,10 @@ The n-grams of each order k get dense ids, built hierarchically: a k-gram is its
 
 and its id is its rank among the sorted keys of order k. Ids of order 1 are the word ids
 themselves (every word of the vocabulary is a unigram, seen or not). Keys stay below
-(number of (k-1)-grams) x |V|, so they fit in int64 for any realistic corpus, and every
-lookup is a binary search (``np.searchsorted``) in a sorted array.
+(number of (k-1)-grams) x |V|, so they fit in int64 for any realistic corpus. A lookup
+goes through a hash table of each order's keys (:class:`KeyTable`, built on the first
+lookup): a few array gathers per query instead of a binary search's ~log2(n_k) dependent
+memory reads.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..validation import token_ids
 __all__ = [
     "UNSEEN",
     "NO_CONTEXT",
+    "KeyTable",
     "NGramIndex",
     "NGramCounts",
     "adjusted_counts",
@@ -59,6 +62,54 @@ def _valid_windows(b: np.ndarray, k: int) -> np.ndarray:
     return b[k : T + 1] - b[1 : T - k + 2] == 0
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+"""2^64 / golden ratio, odd: the multiplier of Fibonacci hashing."""
+
+
+class KeyTable:
+    r"""An open-addressing hash table over distinct int64 keys: ``lookup(q)`` is the i with ``keys[i] == q``.
+
+    The table has :math:`2^b \ge 2 n` slots (load at most 1/2); key x goes to slot
+    :math:`\lfloor (x \cdot \phi \bmod 2^{64}) / 2^{64 - b} \rfloor` (Fibonacci hashing,
+    :math:`\phi` = ``_GOLDEN``) or, if taken, the next free one (linear probing). A slot
+    holds the position of its key in ``keys`` (-1 when free), so the table costs 4 bytes per
+    slot. Insertion and lookup are vectorised: each round handles every key still probing.
+    ``keys`` must not be empty.
+    """
+
+    def __init__(self, keys: np.ndarray):
+        self.keys = keys
+        self.bits = max(int(2 * len(keys) - 1).bit_length(), 1)
+        self.slots = np.full(1 << self.bits, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64)
+        ids = np.arange(len(keys))
+        slot = self._home(keys)
+        while ids.size:  # each round: the keys whose slot is free claim it; the losers probe on
+            free = self.slots[slot] == -1
+            self.slots[slot[free]] = ids[free]
+            placed = self.slots[slot] == ids
+            ids, slot = ids[~placed], self._next(slot[~placed])
+
+    def _home(self, x: np.ndarray) -> np.ndarray:
+        """The first slot of each key; shape of ``x``."""
+        return ((x.astype(np.uint64) * _GOLDEN) >> np.uint64(64 - self.bits)).astype(np.intp)
+
+    def _next(self, slot: np.ndarray) -> np.ndarray:
+        return (slot + 1) & (len(self.slots) - 1)
+
+    def lookup(self, q: np.ndarray) -> np.ndarray:
+        """Position of each query key in ``keys``, or ``UNSEEN``; shape ``(m,)`` -> ``(m,)``."""
+        out = np.full(q.shape, UNSEEN, dtype=np.int64)
+        todo = np.arange(q.size)
+        slot = self._home(q)
+        while todo.size:  # each round: one probe for every query not yet resolved
+            i = self.slots[slot]
+            hit = (i >= 0) & (self.keys[i] == q[todo])  # a free slot (-1) reads keys[-1]: masked
+            out[todo[hit]] = i[hit]
+            more = (i >= 0) & ~hit
+            todo, slot = todo[more], self._next(slot[more])
+        return out
+
+
 class NGramIndex:
     """The n-grams of orders 1..N, as sorted hierarchical keys (see the module docstring).
 
@@ -76,6 +127,11 @@ class NGramIndex:
             raise ValueError("the unigram keys of an NGramIndex must be arange(V): every word is a unigram")
         self.keys = keys
         self.V = V
+        self._tables: dict[int, KeyTable] = {}
+
+    def add_order(self, keys: np.ndarray) -> None:
+        """Append the sorted keys of the next order (N + 1)."""
+        self.keys.append(keys)
 
     @property
     def order(self) -> int:
@@ -99,16 +155,31 @@ class NGramIndex:
 
         A negative h (``UNSEEN``, ``NO_CONTEXT``) gives a negative key, found nowhere: ``UNSEEN``.
         """
-        keys = self.keys[k - 1]
-        key = np.asarray(h, dtype=np.int64) * self.V + w
-        if len(keys) == 0:
-            return np.full(key.shape, UNSEEN)
-        pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
-        return np.where(keys[pos] == key, pos, UNSEEN)
+        h = np.asarray(h, dtype=np.int64)
+        out = np.full(np.broadcast_shapes(h.shape, np.shape(w)), UNSEEN, dtype=np.int64)
+        known = np.broadcast_to(h >= 0, out.shape)
+        if len(self.keys[k - 1]):
+            out[known] = self._table(k).lookup((h * self.V + w)[known])
+        return out
+
+    def _table(self, k: int) -> KeyTable:
+        """The hash table of the k-gram keys (built on first use)."""
+        if k not in self._tables:
+            self._tables[k] = KeyTable(self.keys[k - 1])
+        return self._tables[k]
 
     def first(self, k: int) -> np.ndarray:
         """First word of each k-gram; shape ``(n_k,)``."""
         return self.keys[0] if k == 1 else self.first(k - 1)[self.prefix(k)]
+
+    def words(self, k: int) -> np.ndarray:
+        """Word ids of every k-gram, ``u_1 .. u_k`` in columns; shape ``(n_k, k)``."""
+        columns = [self.last(k)]
+        g = self.prefix(k)  # (n_k,) id of u_1 .. u_{j} as j goes down
+        for j in range(k - 1, 0, -1):
+            columns.append(self.last(j)[g])
+            g = self.prefix(j)[g]
+        return np.stack(columns[::-1], axis=1)
 
     def window_ids(self, stream: np.ndarray, K: int | None = None) -> list[np.ndarray]:
         """Ids of all windows of the stream, for orders k = 1..K (default N).
@@ -122,9 +193,25 @@ class NGramIndex:
         b = _bos_before(stream)
         ids = [stream]
         for k in range(2, K + 1):
-            h, w = ids[-1][:-1], stream[k - 1 :]  # (T-k+1,) prefix ids and last words
-            ids.append(np.where(_valid_windows(b, k), self.lookup(k, h, w), NO_CONTEXT))
+            valid = _valid_windows(b, k)  # (T-k+1,)
+            ids.append(np.full(valid.shape, NO_CONTEXT, dtype=np.int64))
+            ids[-1][valid] = self.lookup(k, ids[-2][:-1][valid], stream[k - 1 :][valid])
         return ids
+
+    def ending_ids(self, stream: np.ndarray, K: int | None = None) -> np.ndarray:
+        """Id of the k-gram that ends at each position of the stream, k = 1..K; shape ``(K, T)``.
+
+        Row k-1 holds, for position t, the id of ``stream[t-k+1 : t+1]`` (row 0: the word
+        ids), ``UNSEEN`` or ``NO_CONTEXT`` as in :meth:`window_ids`, and ``NO_CONTEXT`` for
+        t < k - 1.
+        """
+        K = self.order if K is None else K
+        windows = self.window_ids(stream, K)
+        T = len(stream)
+        ends = np.full((K, T), NO_CONTEXT, dtype=np.int64)
+        for k in range(1, K + 1):
+            ends[k - 1, k - 1 :] = windows[k - 1]
+        return ends
 
     def context_ids(self, stream: np.ndarray, K: int | None = None) -> np.ndarray:
         """Context ids of every position of the stream at orders k = 1..K; shape ``(K, T)``.
@@ -132,15 +219,13 @@ class NGramIndex:
         Row k-1 holds, for position t, the id of the (k-1)-gram ``stream[t-k+1 : t]``
         (the context of ``stream[t]`` in a k-gram model): 0 for k = 1 (the empty context),
         ``UNSEEN`` if never seen, ``NO_CONTEXT`` if it reaches left of the stream or of the
-        ``<s>`` that opens the sentence of position t.
+        ``<s>`` that opens the sentence of position t. It is :meth:`ending_ids` one
+        position earlier.
         """
         K = self.order if K is None else K
-        windows = self.window_ids(stream, K - 1)
-        T = len(stream)
-        ctx = np.full((K, T), NO_CONTEXT, dtype=np.int64)
+        ctx = np.full((K, len(stream)), NO_CONTEXT, dtype=np.int64)
         ctx[0] = 0
-        for k in range(2, K + 1):
-            ctx[k - 1, k - 1 :] = windows[k - 2][: T - k + 1]
+        ctx[1:, 1:] = self.ending_ids(stream[:-1], K - 1)
         return ctx
 
 

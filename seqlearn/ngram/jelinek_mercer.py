@@ -103,4 +103,5 @@ class JelinekMercer(InterpolatedModel):
                 r = r * (1 - stop)
         self.lambda_, self.tune_history_ = lam, history
         self.gamma_ = [self._gamma(k) for k in range(1, self.order + 1)]
+        self.tables_ = self._compile()
         return self

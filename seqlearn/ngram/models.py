@@ -28,19 +28,27 @@ Adjusted counts are defined in :func:`seqlearn.ngram.counts.adjusted_counts`. Th
 conventions (padding with one ``<s>``, adjusted counts, discounts from the count-of-counts
 of each order, interpolation down to the uniform distribution) are those of KenLM's
 ``lmplz``, so :meth:`ModifiedKneserNey.to_arpa` writes the file ``lmplz`` writes.
+
+Every model but add-k (of order > 1) and stupid backoff is a backoff model: once fitted it
+is compiled into :class:`~seqlearn.ngram.backoff.BackoffTables` (the probability of every
+seen n-gram and the weight :math:`\gamma_k(h)` of every seen context, in log10), and it is
+scored from those, by the backoff rule, exactly like a model read from an ARPA file
+(:class:`BackoffModel`). For an n-gram h w not seen, the recursion above is that rule:
+:math:`p_k(w \mid h) = \gamma_k(h)\, p_{k-1}(w \mid h')`.
 """
 
 from __future__ import annotations
-
-from itertools import chain, repeat
 
 import numpy as np
 
 from ..data.vocab import Vocab
 from ..validation import choice, real, real_array
-from .arpa import LOG10_ZERO, parse_arpa
+from .arpa import parse_arpa
+from .backoff import BackoffTables
 from .base import BOS, Estimator, LanguageModel, as_stream, check_order
-from .counts import NO_CONTEXT, NGramCounts, NGramIndex, adjusted_counts, context_totals, count_of_counts, take
+from .counts import NO_CONTEXT, NGramCounts, adjusted_counts, context_totals, count_of_counts, take
+
+LN10 = float(np.log(10))
 
 __all__ = [
     "MLE",
@@ -116,13 +124,28 @@ class DiscountEstimationError(ValueError):
         )
 
 
-class InterpolatedModel(LanguageModel):
+class _BackoffScored(LanguageModel):
+    """A model scored by the backoff rule from its ``tables_`` (a :class:`BackoffTables`)."""
+
+    tables_: BackoffTables
+
+    def _logp(self, w, ctx):
+        return self.tables_.query(w, ctx) * LN10
+
+    def _stream_logp(self, stream):
+        return self.tables_.stream(stream) * LN10
+
+    def _backoff_tables(self):
+        return self.tables_
+
+
+class InterpolatedModel(_BackoffScored):
     r"""The interpolated recursion of the module docstring; subclasses choose :math:`c_k` and :math:`D_k`.
 
     Learned by :meth:`fit`: ``counts_`` (raw counts, an :class:`NGramCounts`), ``c_`` (the counts
     :math:`c_k` the recursion uses, one array per order), ``D_`` (shape ``(N, 3)``: row k-1
     holds :math:`D_k(1), D_k(2), D_k(3+)`), ``S_`` and ``gamma_`` (per order k, indexed by the
-    ids of the (k-1)-gram contexts).
+    ids of the (k-1)-gram contexts), and ``tables_``, the model compiled for scoring.
     """
 
     def __init__(self, order: int = 3, discounts=None, fallback_discounts=None):
@@ -165,6 +188,7 @@ class InterpolatedModel(LanguageModel):
         self.D_ = self.discounts if self.discounts is not None else self._estimate_discounts()
         self.S_ = [context_totals(self.index_, k, self.c_[k - 1]) for k in range(1, self.order + 1)]
         self.gamma_ = [self._gamma(k) for k in range(1, self.order + 1)]
+        self.tables_ = self._compile()
         return self
 
     def _estimate_discounts(self) -> np.ndarray:
@@ -191,48 +215,28 @@ class InterpolatedModel(LanguageModel):
         discount_mass = context_totals(self.index_, k, self._D(k, self.c_[k - 1]))
         return np.divide(discount_mass, S, out=np.ones_like(S), where=S > 0)
 
-    # -- probabilities --------------------------------------------------------------------
+    # -- compilation ----------------------------------------------------------------------
 
-    def _interpolate(self, k: int, w: np.ndarray, h: np.ndarray, p_lower: np.ndarray) -> np.ndarray:
-        r"""One step of the recursion: :math:`p_k(w \mid h)` from :math:`p_{k-1}(w \mid h')`; shapes ``(m,)``."""
-        S = take(self.S_[k - 1], h, 0.0)  # (m,) S_k(h), 0 for an unseen context
-        c = take(self.c_[k - 1], self.index_.lookup(k, h, w), 0)  # (m,) c_k(hw)
-        discounted = np.divide(c - self._D(k, c), S, out=np.zeros_like(S), where=S > 0)
-        return discounted + take(self.gamma_[k - 1], h, 1.0) * p_lower
+    def _compile(self) -> BackoffTables:
+        r"""The backoff tables: :math:`\log_{10} p_k` of every seen k-gram and :math:`\log_{10} \gamma_{k+1}` of every context.
 
-    def _p(self, w: np.ndarray, ctx: np.ndarray) -> np.ndarray:
-        """p_K(w | h) of each query, K = len(ctx); ``w`` (m,), ``ctx`` (K, m) -> (m,)."""
-        p = np.where(w == BOS, 0.0, 1.0 / (self.V - 1))  # p_0: uniform over the predictable words
-        for k in range(1, len(ctx) + 1):
-            p = self._interpolate(k, w, ctx[k - 1], p)
-        return p
-
-    def _logp(self, w, ctx):
-        with np.errstate(divide="ignore"):
-            return np.log(self._p(w, ctx))
-
-    # -- ARPA export ----------------------------------------------------------------------
-
-    def _ngram_contexts(self, k: int) -> np.ndarray:
-        """Context ids of every k-gram u_1..u_k at orders 1..k; shape ``(k, n_k)``.
-
-        Row j-1 is the id of u_{k-j+2} .. u_{k-1}, reached by following suffix links.
+        Bottom up, one gather per order: for the k-gram :math:`u = h\, w`,
+        :math:`p_k(u) = (c_k(u) - D_k(c_k(u))) / S_k(h) + \gamma_k(h)\, p_{k-1}(u')` where
+        :math:`u'` (its suffix, also seen) was done at order k - 1, and :math:`p_0(w) = 1 / (|V| - 1)`
+        (0 for ``<s>``).
         """
-        ctx = np.empty((k, self.index_.size(k)), dtype=np.int64)
-        g = np.arange(self.index_.size(k))  # ids of u_{k-j+1} .. u_k, order j
-        for j in range(k, 0, -1):
-            ctx[j - 1] = self.index_.prefix(j)[g]
-            g = self.counts_.suffix[j - 1][g]
-        return ctx
-
-    def _arpa_tables(self):
-        tables = []
+        p = np.where(np.arange(self.V) == BOS, 0.0, 1.0 / (self.V - 1))  # (V,) p_0 of every word
+        log10_p, log10_bo = [], []
         with np.errstate(divide="ignore"):
             for k in range(1, self.order + 1):
-                log10_p = np.log10(self._p(self.index_.last(k), self._ngram_contexts(k)))
-                log10_bo = np.log10(self.gamma_[k]) if k < self.order else None
-                tables.append((np.arange(self.index_.size(k)), log10_p, log10_bo))
-        return tables
+                h, c = self.index_.prefix(k), self.c_[k - 1]  # (n_k,) contexts and counts
+                S = self.S_[k - 1][h]
+                lower = p if k == 1 else p[self.counts_.suffix[k - 1]]  # p_{k-1}(u'), (n_k,)
+                p = np.divide(c - self._D(k, c), S, out=np.zeros_like(S), where=S > 0) + self.gamma_[k - 1][h] * lower
+                log10_p.append(np.log10(p))
+                if k < self.order:
+                    log10_bo.append(np.log10(self.gamma_[k]))
+        return BackoffTables(self.vocab_, self.index_, log10_p, log10_bo)
 
 
 class MLE(InterpolatedModel):
@@ -332,101 +336,33 @@ class AddK(LanguageModel):
         with np.errstate(divide="ignore"):
             return np.log(p)
 
-    def _arpa_tables(self):
+    def _backoff_tables(self):
         if self.order > 1:
             raise ValueError(
                 "add-k smoothing of order > 1 is not a backoff model: an unseen n-gram h w gets "
                 "k / (c(h.) + k(|V| - 1)), not a context weight times a lower-order probability, "
                 "so ARPA cannot represent it. Write an order-1 add-k model, or use another method."
             )
-        w = np.arange(self.V)
-        log10_p = self._logp(w, np.zeros((1, self.V), dtype=np.int64)) / np.log(10)  # empty context for every word
-        return [(w, log10_p, None)]
+        log10_p = self._logp(np.arange(self.V), np.zeros((1, self.V), dtype=np.int64)) / LN10  # the empty context
+        return BackoffTables(self.vocab_, self.index_, [log10_p], [])
 
 
-class BackoffModel(LanguageModel):
+class BackoffModel(_BackoffScored):
     r"""A backoff model as listed in an ARPA file (see :mod:`seqlearn.ngram.arpa`).
 
     :math:`\log P(w \mid h) = \log p(h w)` if :math:`h w` is listed, else
     :math:`\log bo(h) + \log P(w \mid h')`. Build it with :meth:`from_arpa`. The vocabulary
     is that of the unigrams (``<unk>``, ``<s>``, ``</s>`` first; a special missing from the
-    file has probability 0). ``log10_p_[k-1]``, ``log10_bo_[k-1]`` (shape ``(n_k,)``) are
-    indexed by the ids of ``index_``; -inf stands for zero.
+    file has probability 0). ``tables_`` holds the listed n-grams and their log10 values.
     """
 
-    def __init__(self, vocab: Vocab, index: NGramIndex, log10_p: list[np.ndarray], log10_bo: list[np.ndarray]):
-        self.vocab_, self.index_, self.log10_p_, self.log10_bo_ = vocab, index, log10_p, log10_bo
-        self.order = index.order
+    def __init__(self, tables: BackoffTables):
+        self.tables_, self.vocab_, self.index_, self.order = tables, tables.vocab, tables.index, tables.order
 
     @classmethod
     def from_arpa(cls, file) -> BackoffModel:
         """Read an ARPA file (path or text file object); ``ValueError`` names the line of any defect."""
-        sections = parse_arpa(file)
-        unigrams = sections[0]
-        vocab = Vocab(w for (w,) in unigrams.ngrams)
-        V = len(vocab)
-        ids = np.array([vocab.stoi[w] for (w,) in unigrams.ngrams], dtype=np.int64)
-        _check_unique(ids, unigrams.lines)
-        log10_p, log10_bo = [np.full(V, -np.inf)], [np.zeros(V)]
-        log10_p[0][ids], log10_bo[0][ids] = unigrams.log10_p, unigrams.log10_bo
-        keys = [np.arange(V, dtype=np.int64)]
-        for k, section in enumerate(sections[1:], start=2):
-            key = _arpa_keys(section, k, vocab, NGramIndex(keys, V))
-            _check_unique(key, section.lines)
-            order = np.argsort(key)
-            keys.append(key[order])
-            log10_p.append(section.log10_p[order])
-            log10_bo.append(section.log10_bo[order])
-        return cls(vocab, NGramIndex(keys, V), _zero_at_99(log10_p), _zero_at_99(log10_bo))
-
-    def _logp(self, w, ctx):
-        log10_p = self.log10_p_[0][w]  # (m,)
-        for k in range(2, len(ctx) + 1):
-            g = self.index_.lookup(k, ctx[k - 1], w)
-            backed_off = log10_p + take(self.log10_bo_[k - 2], ctx[k - 1], 0.0)
-            log10_p = np.where(g >= 0, take(self.log10_p_[k - 1], g, 0.0), backed_off)
-        return log10_p * np.log(10)
-
-    def _arpa_tables(self):
-        return [
-            (np.arange(self.index_.size(k)), self.log10_p_[k - 1], self.log10_bo_[k - 1] if k < self.order else None)
-            for k in range(1, self.order + 1)
-        ]
-
-
-def _zero_at_99(log10_values: list[np.ndarray]) -> list[np.ndarray]:
-    """ARPA's log10 values with those <= -99 (probability or weight 0) set to -inf."""
-    return [np.where(x <= LOG10_ZERO, -np.inf, x) for x in log10_values]
-
-
-def _check_unique(ids: np.ndarray, lines: np.ndarray) -> None:
-    """``ValueError`` at the line of the first n-gram listed twice (``ids``: keys, in file order)."""
-    order = np.argsort(ids, kind="stable")
-    repeated = np.flatnonzero(ids[order][1:] == ids[order][:-1])
-    if repeated.size:
-        line = int(lines[order][repeated + 1].min())
-        raise ValueError(f"malformed ARPA file, line {line}: this n-gram is listed twice")
-
-
-def _arpa_keys(section, k: int, vocab: Vocab, lower: NGramIndex) -> np.ndarray:
-    """Hierarchical keys of the k-grams of an ARPA section, in file order; shape ``(n_k,)``."""
-    n_words = k * len(section.ngrams)
-    words = np.fromiter(map(vocab.stoi.get, chain.from_iterable(section.ngrams), repeat(-1)), np.int64, n_words)
-    words = words.reshape(-1, k)  # (n_k, k) word ids, -1 for a word that is not a unigram
-    unknown = np.flatnonzero((words < 0).any(axis=1))
-    if unknown.size:
-        line = section.lines[unknown[0]]
-        raise ValueError(f"malformed ARPA file, line {line}: a word of this {k}-gram is not among the 1-grams")
-    h = words[:, 0]
-    for j in range(2, k):
-        h = lower.lookup(j, h, words[:, j - 1])
-    missing = np.flatnonzero(h < 0)
-    if missing.size:
-        line = section.lines[missing[0]]
-        raise ValueError(
-            f"malformed ARPA file, line {line}: the context of this {k}-gram is not listed among the {k - 1}-grams"
-        )
-    return h * len(vocab) + words[:, -1]
+        return cls(parse_arpa(file))
 
 
 def read_arpa(file) -> BackoffModel:

@@ -90,7 +90,7 @@ class StupidBackoff(LanguageModel):
         with np.errstate(divide="ignore"):
             return np.log(self._scores(w, ctx)) - np.log(self._normalizers(ctx))
 
-    def _arpa_tables(self):
+    def _backoff_tables(self):
         raise ValueError(
             "stupid backoff scores are not probabilities, and their normalisation per context is not a "
             "backoff model with one weight per context and order: ARPA cannot represent it"

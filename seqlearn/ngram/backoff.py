@@ -1,0 +1,91 @@
+r"""The compact backoff model every n-gram model that ARPA can hold is scored with.
+
+Per order k it keeps the sorted keys of the listed k-grams (an
+:class:`~seqlearn.ngram.counts.NGramIndex`), their :math:`\log_{10} p` and, below the
+highest order, their :math:`\log_{10} bo`: three flat arrays, about 24 bytes per n-gram.
+A model fitted by :mod:`seqlearn.ngram.models` compiles itself into one, and
+:func:`seqlearn.ngram.arpa.parse_arpa` reads one from a file, so both are scored by the
+same code: the backoff rule
+
+.. math::
+    \log_{10} P(w \mid h) = \begin{cases} \log_{10} p(h\, w) & \text{if } h\, w \text{ is listed} \\
+                  \log_{10} bo(h) + \log_{10} P(w \mid h') & \text{otherwise} \end{cases}
+
+where h' drops the first word of h, :math:`\log_{10} bo(h) = 0` for an h that is not
+listed, and the recursion ends at the unigram :math:`\log_{10} p(w)`. -inf stands for
+probability (or weight) zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.vocab import Vocab
+from .counts import NGramIndex, take
+
+__all__ = ["BackoffTables"]
+
+BOS = Vocab.bos_id
+
+
+@dataclass
+class BackoffTables:
+    """A backoff n-gram model as arrays.
+
+    ``vocab``: the words; ``index``: the listed n-grams of orders 1..N (every word is a
+    unigram); ``log10_p[k-1]`` (shape ``(n_k,)``) and ``log10_bo[k-1]`` (shape ``(n_k,)``,
+    orders k < N only) in the id order of ``index``.
+    """
+
+    vocab: Vocab
+    index: NGramIndex
+    log10_p: list[np.ndarray]
+    log10_bo: list[np.ndarray]
+
+    @property
+    def order(self) -> int:
+        return self.index.order
+
+    def entries(self) -> dict[tuple[str, ...], tuple[float, float]]:
+        """``{(u_1, ..., u_k): (log10 p, log10 bo)}`` of every listed n-gram (bo 0 at order N).
+
+        One Python object per n-gram: for looking at small models, not for scoring.
+        """
+        entries = {}
+        for k in range(1, self.order + 1):
+            bo = self.log10_bo[k - 1] if k < self.order else np.zeros(self.index.size(k))
+            for ids, p, b in zip(self.index.words(k).tolist(), self.log10_p[k - 1].tolist(), bo.tolist()):
+                entries[tuple(self.vocab.itos[i] for i in ids)] = (p, b)
+        return entries
+
+    def backoff(self, g: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+        """The backoff rule for queries given by ids; ``g``, ``ctx`` (K, m) -> log10 P, shape ``(m,)``.
+
+        ``g[k-1]``: id of the k-gram ``h_k w`` of each query (row 0: the word ids), negative
+        if not listed; ``ctx[k-1]``: id of its (k-1)-word context ``h_k``, negative if not
+        listed (row 0 is not used). Computed from the unigram up, one order per step.
+        """
+        log10 = self.log10_p[0][g[0]]  # (m,)
+        for k in range(2, len(g) + 1):
+            backed_off = log10 + take(self.log10_bo[k - 2], ctx[k - 1], 0.0)
+            log10 = np.where(g[k - 1] >= 0, take(self.log10_p[k - 1], g[k - 1], 0.0), backed_off)
+        return log10
+
+    def query(self, w: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+        """log10 P(w | h) of queries given by word ids ``w`` (m,) and context ids ``ctx`` (K, m)."""
+        g = np.stack([w, *(self.index.lookup(k, ctx[k - 1], w) for k in range(2, len(ctx) + 1))])
+        return self.backoff(g, ctx)
+
+    def stream(self, stream: np.ndarray) -> np.ndarray:
+        """log10 P of every predicted token (not ``<s>``) of an encoded stream; shape ``(T',)``.
+
+        One hash lookup per order and position: the k-gram ending at t is ``h_k w`` of
+        token t, and the (k-1)-gram ending at t - 1 its context.
+        """
+        ends = self.index.ending_ids(stream)  # (N, T)
+        predicted = np.flatnonzero(stream != BOS)
+        ctx = np.zeros_like(ends[:, predicted])
+        ctx[1:] = ends[:-1, predicted - 1]  # a predicted token is never first: the stream opens with <s>
+        return self.backoff(ends[:, predicted], ctx)
