@@ -29,7 +29,14 @@ nb_ipywidgets_js: dict = {}  # no widget manager from a CDN
 html_static_path = ["_static"]
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 mathjax2_config = {
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
+    # The page's body is marked "ignore"; MyST's maths elements carry the class "math".
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processEscapes": True,
+        "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+    },
     "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
 }
 

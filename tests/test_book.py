@@ -6,14 +6,20 @@ once for the module (every chapter executed, several minutes) and checks every p
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import json
 import re
 import shutil
+import threading
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
+from browser_support import artifacts_dir, launch_chromium, require_browser
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from offline_html import read_page
 
@@ -108,6 +114,54 @@ def assert_offline(page_path: Path) -> None:
     for url in page.resources:
         local = (page_path.parent / url.split("?")[0].split("#")[0]).resolve()
         assert url.startswith("data:") or local.is_file(), f"{page_path.name}: {url} is missing"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 as a static web server would; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+TYPESET = """() => window.MathJax && MathJax.isReady && MathJax.Hub.queue.pending === 0
+    && [...document.querySelectorAll('article .math.notranslate')].every(e => e.querySelector('.MathJax, .MathJax_Display'))"""
+"""True once MathJax has run and typeset every maths element of the page's content."""
+
+RENDERED = """() => ({
+    maths: document.querySelectorAll('article .math.notranslate').length,
+    errors: document.querySelectorAll('.MathJax_Error, merror, .merror').length,
+    images: [...document.querySelectorAll('article .cell_output img')].map(img => img.complete && img.naturalWidth > 0),
+})"""
+"""How many maths elements the content has, how many MathJax errors, and whether each output image loaded."""
+
+
+def check_in_browser(html: Path, pages: list[str], shots: Path) -> dict[str, dict]:
+    """Open each page of the site at ``html`` in chromium; return what :data:`RENDERED` reads there.
+
+    Waits until MathJax has typeset every maths element (a page where it cannot times out), and
+    leaves a full-page screenshot of each page in ``shots``.
+    """
+    seen = {}
+    with serve(html) as base, launch_chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        for name in pages:
+            page.goto(f"{base}/{name}")
+            page.wait_for_function(TYPESET, timeout=60_000)
+            seen[name] = page.evaluate(RENDERED)
+            page.screenshot(path=shots / (name.replace("/", "_") + ".png"), full_page=True)
+    return seen
 
 
 # ---------------------------------------------------------------- a course made here
@@ -217,6 +271,14 @@ def test_tiny_book_links_chapters_exercises_and_bibliography(tiny_book):
     assert "raise NotImplementedError()" in exercise.code_lines()
 
 
+@pytest.mark.browser
+def test_tiny_book_maths_and_figures_render_in_chromium(tiny_book):
+    """Screenshots: build/test-artifacts/tiny-book/."""
+    require_browser()
+    seen = check_in_browser(tiny_book.index.parent, ["chapters/01_one.html"], artifacts_dir("tiny-book"))
+    assert seen["chapters/01_one.html"] == {"maths": 2, "errors": 0, "images": [True, True]}
+
+
 def test_a_release_holding_a_solution_is_refused(tiny_course, tmp_path):
     root = tmp_path / "course"
     shutil.copytree(tiny_course, root)
@@ -317,3 +379,17 @@ def test_real_book_bibliography_lists_every_reference(real_book):
     text = parse(real_book.index.parent / "bibliography.html").plain_text()
     for reference in gather_references(chapter_paths(ROOT)):
         assert reference.text.replace("*", "") in text
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_real_book_maths_and_figures_render_in_chromium(real_book):
+    """Every chapter page in chromium: maths typeset without errors, every figure loaded.
+
+    Screenshots: build/test-artifacts/book/.
+    """
+    require_browser()
+    pages = [f"chapters/{chapter.stem}.html" for chapter in chapter_paths(ROOT)]
+    for name, seen in check_in_browser(real_book.index.parent, pages, artifacts_dir("book")).items():
+        assert seen["maths"] > 20 and seen["errors"] == 0, (name, seen)
+        assert len(seen["images"]) >= 3 and all(seen["images"]), (name, seen)
