@@ -110,7 +110,7 @@ def format_log10(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     a = np.abs(x)
     in_range = (a >= 1e-5) & (a < 100)
     E, D = _scientific(a[in_range])
-    by_E = np.concatenate([np.flatnonzero(E == e) for e in range(-6, 2)])  # E is in [-6, 1]
+    by_E = np.concatenate([np.flatnonzero(np.equal(E, e)) for e in range(-6, 2)])  # E is in [-6, 1]
     value = np.concatenate([np.flatnonzero(in_range)[by_E], np.flatnonzero(~in_range)])  # the value of each row
     E, m = E[by_E], len(by_E)
     digits = np.full((m, 24), ord("0"), dtype=np.uint8)  # ASCII digits of 10^1 .. 10^-22
@@ -240,14 +240,11 @@ def _blocks(file) -> Iterator[bytes]:
             f.close()
 
 
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[0, 9, 10, 11, 12, 13, 32]] = True  # with NUL, which pads a block
-
-
 class _Lines:
     """The whitespace-separated tokens of a block of lines, located in its bytes.
 
-    ``buf``: the bytes (with 8 zero bytes appended); ``start``, ``end`` (shape ``(t,)``):
+    Whitespace is every byte up to 32 (space, tab, newline, carriage return and the other
+    control characters). ``buf``: the bytes (with 8 zero bytes appended); ``start``, ``end`` (shape ``(t,)``):
     each token's byte range; ``first``, ``count`` (shape ``(n,)``): per line, the index of
     its first token and its number of tokens. Lines are numbered from ``line0`` (1-based).
     """
@@ -255,12 +252,14 @@ class _Lines:
     def __init__(self, block: bytes, line0: int):
         self.buf = np.frombuffer(block + bytes(8), np.uint8)
         self.line0 = line0
-        edges = np.diff((~_WHITESPACE[self.buf]).view(np.int8), prepend=np.int8(0))  # +1: token starts, -1: ends
-        self.start, self.end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        space = (self.buf <= 32).view(np.int8)
+        edges = np.flatnonzero(np.diff(space, prepend=np.int8(1)))  # a token's start, then its end, ...
+        self.start, self.end = edges[0::2], edges[1::2]
         newlines = np.flatnonzero(self.buf == 10)
         self.count = np.bincount(np.searchsorted(newlines, self.start), minlength=len(newlines))
         self.first = np.cumsum(self.count) - self.count
-        self.words8 = np.ndarray((len(self.buf) - 7,), dtype="<u8", buffer=self.buf, strides=(1,))  # 8 bytes at any offset
+        # the 8 bytes from every offset, as one little-endian uint64 (overlapping views of buf)
+        self.words8 = np.ndarray((len(self.buf) - 7,), dtype="<u8", buffer=self.buf, strides=(1,))
 
     def __len__(self) -> int:
         return len(self.count)
@@ -285,7 +284,7 @@ class _Lines:
             keep = np.clip(n - c, 0, 8)  # bytes of this 8-byte column that belong to the token
             mask = np.where(keep == 8, ~np.uint64(0), (np.uint64(1) << (8 * keep).astype(np.uint64)) - np.uint64(1))
             columns.append(self.words8[np.minimum(s + c, len(self.words8) - 1)] & mask)
-        return np.stack(columns, axis=1).astype("<u8")
+        return np.stack(columns, axis=1).astype("<u8", copy=False)
 
     def numbers(self, tokens: np.ndarray) -> np.ndarray:
         """The tokens as float64; ``ValueError`` at the line of the first that is not a number."""
@@ -459,7 +458,10 @@ class _Reader:
         k, count, first = section.k, lines.count[rows], lines.first[rows]
         bad = np.flatnonzero((count != k + 1) & (count != k + 2))
         if bad.size:
-            raise _error(lines.line0 + rows[bad[0]], f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff")
+            raise _error(
+                lines.line0 + rows[bad[0]],
+                f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff",
+            )
         line_no = lines.line0 + rows
         log10_p = lines.numbers(first)
         log10_bo = np.zeros(len(rows))
@@ -489,9 +491,7 @@ class _Reader:
             h = self.index.lookup(j, h, words[:, j - 1])
         missing = np.flatnonzero(h < 0)
         if missing.size:
-            raise _error(
-                line_no[missing[0]], f"the context of this {k}-gram is not listed among the {k - 1}-grams"
-            )
+            raise _error(line_no[missing[0]], f"the context of this {k}-gram is not listed among the {k - 1}-grams")
         return h * len(self.vocab) + words[:, -1]
 
     def _close(self, next_mark: int) -> None:
@@ -505,7 +505,9 @@ class _Reader:
                 f"the {k}-grams section (from line {section.mark}) has {section.size()} entries; "
                 f"the header (line {self.header_lines[k - 1]}) announces {self.counts[k - 1]}",
             )
-        lines, log10_p, log10_bo = (np.concatenate(x) if x else np.zeros(0) for x in (section.lines, section.log10_p, section.log10_bo))
+        lines, log10_p, log10_bo = (
+            np.concatenate(x) if x else np.zeros(0) for x in (section.lines, section.log10_p, section.log10_bo)
+        )
         if k == 1:
             self._unigrams(section.words, lines, log10_p, log10_bo)
         else:
@@ -563,4 +565,3 @@ def parse_arpa(file) -> BackoffTables:
         if reader.phase == "done":
             break
     return reader.tables()
-

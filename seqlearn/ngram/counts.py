@@ -62,8 +62,8 @@ def _valid_windows(b: np.ndarray, k: int) -> np.ndarray:
     return b[k : T + 1] - b[1 : T - k + 2] == 0
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-"""2^64 / golden ratio, odd: the multiplier of Fibonacci hashing."""
+_GOLDEN = np.int64(0x9E3779B97F4A7C15 - 2**64)
+"""2^64 / golden ratio (odd; as the int64 with the same bits): the multiplier of Fibonacci hashing."""
 
 
 class KeyTable:
@@ -78,7 +78,7 @@ class KeyTable:
     """
 
     def __init__(self, keys: np.ndarray):
-        self.keys = keys
+        self.keys = keys = keys.astype(np.int64, copy=False)
         self.bits = max(int(2 * len(keys) - 1).bit_length(), 1)
         self.slots = np.full(1 << self.bits, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64)
         ids = np.arange(len(keys))
@@ -90,23 +90,27 @@ class KeyTable:
             ids, slot = ids[~placed], self._next(slot[~placed])
 
     def _home(self, x: np.ndarray) -> np.ndarray:
-        """The first slot of each key; shape of ``x``."""
-        return ((x.astype(np.uint64) * _GOLDEN) >> np.uint64(64 - self.bits)).astype(np.intp)
+        """The first slot of each key (int64 keys; the product wraps modulo 2^64); shape of ``x``."""
+        return ((x * _GOLDEN).view(np.uint64) >> np.uint64(64 - self.bits)).view(np.int64)
 
     def _next(self, slot: np.ndarray) -> np.ndarray:
         return (slot + 1) & (len(self.slots) - 1)
 
     def lookup(self, q: np.ndarray) -> np.ndarray:
-        """Position of each query key in ``keys``, or ``UNSEEN``; shape ``(m,)`` -> ``(m,)``."""
-        out = np.full(q.shape, UNSEEN, dtype=np.int64)
-        todo = np.arange(q.size)
+        """Position of each query key in ``keys``, or ``UNSEEN``; shape ``(m,)`` -> ``(m,)``, int64."""
         slot = self._home(q)
-        while todo.size:  # each round: one probe for every query not yet resolved
+        i = self.slots[slot]
+        found = (i >= 0) & (self.keys[i] == q)  # a free slot (-1) reads keys[-1]: masked
+        out = np.where(found, i, UNSEEN)
+        todo = np.flatnonzero((i >= 0) & ~found)  # the queries whose home slot holds another key
+        slot = slot[todo]
+        while todo.size:  # each round: the next slot of every query not yet resolved
+            slot = self._next(slot)
             i = self.slots[slot]
-            hit = (i >= 0) & (self.keys[i] == q[todo])  # a free slot (-1) reads keys[-1]: masked
+            hit = (i >= 0) & (self.keys[i] == q[todo])
             out[todo[hit]] = i[hit]
             more = (i >= 0) & ~hit
-            todo, slot = todo[more], self._next(slot[more])
+            todo, slot = todo[more], slot[more]
         return out
 
 

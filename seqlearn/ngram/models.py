@@ -218,7 +218,7 @@ class InterpolatedModel(_BackoffScored):
     # -- compilation ----------------------------------------------------------------------
 
     def _compile(self) -> BackoffTables:
-        r"""The backoff tables: :math:`\log_{10} p_k` of every seen k-gram and :math:`\log_{10} \gamma_{k+1}` of every context.
+        r"""The backoff tables: :math:`\log_{10} p_k(u)` and :math:`\log_{10} \gamma_{k+1}(u)` of every seen k-gram u.
 
         Bottom up, one gather per order: for the k-gram :math:`u = h\, w`,
         :math:`p_k(u) = (c_k(u) - D_k(c_k(u))) / S_k(h) + \gamma_k(h)\, p_{k-1}(u')` where
