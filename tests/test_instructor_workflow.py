@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import pwd
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from hub_course import fresh_course, partial_submission
 
 from seqlearn.grading.nbgrader_tools import WrapLongLines, release_differences
 
@@ -48,29 +48,10 @@ def _run(command: str, cwd: Path, env: dict) -> None:
     assert proc.returncode == 0, f"`{command}` failed in {cwd} (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
 
 
-def _meta(cell) -> dict:
-    return cell.metadata.get("nbgrader", {})
-
-
-def _submission(course: Path) -> tuple[nbformat.NotebookNode, float]:
-    """The solution with its first answer cell as released (blank), and the score it deserves."""
-    solution = nbformat.read(course / "solutions/01_ngram/01_ngram.ipynb", as_version=4)
-    released = {c.id: c for c in nbformat.read(course / "exercises/01_ngram/01_ngram.ipynb", as_version=4).cells}
-    first = next(i for i, c in enumerate(solution.cells) if c.cell_type == "code" and _meta(c).get("solution"))
-    solution.cells[first] = released[solution.cells[first].id]
-    tests = [i for i, c in enumerate(solution.cells) if _meta(c).get("grade") and not _meta(c).get("solution")]
-    lost = _meta(solution.cells[min(i for i in tests if i > first)])["points"]
-    return solution, sum(_meta(solution.cells[i])["points"] for i in tests) - lost
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("workflow")
-    course = tmp / "course"
-    course.mkdir()
-    shutil.copy2(ROOT / "nbgrader_config.py", course)
-    for folder in ("solutions", "exercises"):
-        shutil.copytree(ROOT / folder, course / folder)
+    course = fresh_course(tmp / "course")
     (course / ".venv").symlink_to(Path(sys.prefix))
     exchange, config = tmp / "exchange", tmp / "jupyter"
     exchange.mkdir(mode=0o777)
@@ -88,7 +69,7 @@ def course(tmp_path_factory) -> dict:
             continue
         _run(f"source {course}/.venv/bin/activate && {command}", home, env)
         if "fetch_assignment" in command:
-            notebook, deserved = _submission(course)
+            notebook, deserved = partial_submission(course, "01_ngram")
             nbformat.write(notebook, home / "01_ngram/01_ngram.ipynb")
     return {"course": course, "home": home, "deserved": deserved}
 
