@@ -163,8 +163,10 @@ def _decimal_digits(D: np.ndarray) -> np.ndarray:
 def _gather(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> bytes:
     """The byte ranges ``src[start[i] : start[i] + length[i]]``, concatenated; shapes ``(m,)``."""
     out_start = np.cumsum(length) - length
-    idx = np.arange(int(length.sum())) + np.repeat(start - out_start, length)
-    return src[idx].tobytes()
+    index = np.intp if len(src) + length.sum() >= 2**31 else np.int32  # half the bytes to move when it fits
+    shift = np.repeat((start - out_start).astype(index), length)
+    shift += np.arange(len(shift), dtype=index)
+    return src[shift].tobytes()
 
 
 def _section_text(words: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray | None, vocab_text) -> str:
