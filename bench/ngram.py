@@ -1,66 +1,303 @@
-"""Benchmark: modified Kneser-Ney estimation and perplexity, seqlearn against NLTK (and lmplz).
+"""Benchmark: seqlearn's n-gram engine against KenLM (and NLTK), on Penn Treebank or a corpus of its shape.
 
-    python bench/ngram.py [--train-tokens 1000000] [--test-tokens 100000]
-                          [--nltk-train-tokens 20000] [--nltk-test-tokens 2000]
+    python bench/ngram.py [--repeats 3] [--quick]
 
-The corpus is the course's own synthetic text: ``MarkovSource(vocab_size=3000, order=1,
-seed=0)`` (Zipfian words, a first-order Markov chain), training and test sentences drawn
-with different seeds. Every word of it follows many different words, so no unigram has an
-adjusted count of 1 to 3 and the unigram discounts cannot be estimated: the models use
-lmplz's fallback discounts (0.5, 1, 1.5) for that order, as ``lmplz --discount_fallback``
-does; the other orders are estimated.
+Corpus: Penn Treebank (Mikolov's split) when it is in seqlearn's data cache
+(``seqlearn.data.data_dir()``; it is never downloaded here), else a synthetic corpus of its
+size and shape: about 887k training and 82k test tokens over a 10k vocabulary, from
+``MarkovSource(2500, order=1)`` whose words come in up to four variants (``w12``,
+``w12.1``, ...). The script says which it used. ``--quick`` runs a small corpus once (for
+the test suite).
 
-1. seqlearn at full size: estimation of 3- and 5-gram models (vocabulary and encoding
-   timed apart from the vectorised estimation), perplexity of the test text, and the peak
-   memory of each step (``tracemalloc``, a second run so that tracing does not slow the
-   timed one).
-2. NLTK's ``KneserNeyInterpolated`` is far too slow for the full corpus, so both libraries
-   run on the same prefix of it (``--nltk-*-tokens``): fit from sentences and perplexity of
-   test sentences, timed end to end (seqlearn's times include building its vocabulary and
-   encoding). The ratio is of these times. NLTK's figure at full size is extrapolated
-   linearly per token, which flatters NLTK: its per-token scoring cost grows with the model.
-   NLTK pads with N - 1 ``<s>``/``</s>`` and gives unseen words probability 0, so its
-   perplexity is not comparable to seqlearn's; only the times are.
-3. If KenLM's ``lmplz`` is on the PATH, its wall time for the same full-size models
-   (it uses several threads).
+Every measurement runs in a fresh interpreter, so that its peak resident memory (Linux's
+``VmHWM``, read by the child when the step is done) is its own; times are the median
+of ``--repeats`` runs, all in this one run, with the load average printed.
+
+1. Estimate a modified Kneser-Ney 3- and 5-gram model and write it as ARPA:
+   ``seqlearn ngram estimate --discount-fallback`` (wall time of the whole command, its CPU
+   time and peak memory) against KenLM's ``lmplz --discount_fallback`` when it is on the
+   PATH (its Python module cannot estimate; ``lmplz`` is not on PyPI).
+2. Load each ARPA file (seqlearn's ``read_arpa``, KenLM's ``kenlm.Model``), then score the
+   test text: all sentences in one call (seqlearn ``token_logprobs``; KenLM has no batch
+   call, so its batch is ``score`` per sentence) and one sentence per call.
+3. ``seqlearn ngram perplexity`` of the 5-gram, end to end (time and peak memory).
+4. NLTK's ``KneserNeyInterpolated`` on a prefix of the corpus (it is far too slow for all
+   of it): fit and perplexity against seqlearn's on the same data. NLTK pads with N - 1
+   ``<s>``/``</s>``, gives unseen words probability 0 and discounts by a fixed 0.1, so only
+   the times are comparable.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import os
 import resource
 import shutil
+import statistics
 import subprocess
+import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
+import numpy as np
+from _machine import cpu_name, load
+
+from seqlearn.data import data_dir, load_ptb
+from seqlearn.data.download import REGISTRY
 from seqlearn.data.synthetic import MarkovSource
-from seqlearn.data.vocab import Vocab, encode_sentences
+from seqlearn.data.vocab import read_sentences
 from seqlearn.ngram import ModifiedKneserNey
 
-FALLBACK = (0.5, 1.0, 1.5)
 ORDERS = (3, 5)
+FALLBACK = (0.5, 1.0, 1.5)
+LMPLZ_EARLIER = "3.9 s CPU for the 5-gram on PTB, an earlier measurement on this kind of machine"
 
+RUSAGE = """
+import json, resource
+def peak_mib():
+    # VmHWM: this process's own peak (ru_maxrss also counts what the parent held when it forked)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+def report(**values):
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    values.update(cpu=usage.ru_utime + usage.ru_stime, peak_mib=peak_mib())
+    print(json.dumps(values))
+"""
 
-def timed(func, *args):
-    """(result, seconds) of ``func(*args)``."""
+ESTIMATE = (
+    RUSAGE
+    + """
+import sys
+from seqlearn.ngram.cli import main
+status = main(["estimate", "--order", sys.argv[1], "--discount-fallback", "--text", sys.argv[2], "--arpa", sys.argv[3]])
+report(status=status)
+"""
+)
+
+PERPLEXITY = (
+    RUSAGE
+    + """
+import sys
+from seqlearn.ngram.cli import main
+status = main(["perplexity", sys.argv[1], "--text", sys.argv[2]])
+report(status=status)
+"""
+)
+
+SEQLEARN_QUERY = (
+    RUSAGE
+    + """
+import math, sys, time
+from seqlearn.data.vocab import read_sentences
+from seqlearn.ngram import read_arpa
+test = read_sentences(sys.argv[2])
+start = time.perf_counter()
+model = read_arpa(sys.argv[1])
+load_s = time.perf_counter() - start
+load_peak = peak_mib()
+batch = []
+for _ in range(3):
     start = time.perf_counter()
-    result = func(*args)
-    return result, time.perf_counter() - start
+    logp = model.token_logprobs(test)
+    batch.append(time.perf_counter() - start)
+start = time.perf_counter()
+for sentence in test:
+    model.token_logprobs([sentence])
+one = time.perf_counter() - start
+report(load=load_s, load_peak_mib=load_peak, batch=min(batch), one=one, tokens=len(logp),
+       log10=float(logp.sum() / math.log(10)))
+"""
+)
+
+KENLM_QUERY = (
+    RUSAGE
+    + """
+import sys, time
+import kenlm
+lines = [line for line in open(sys.argv[2], encoding="utf-8").read().splitlines() if line.strip()]
+start = time.perf_counter()
+model = kenlm.Model(sys.argv[1])
+load_s = time.perf_counter() - start
+load_peak = peak_mib()
+batch = []
+for _ in range(3):
+    start = time.perf_counter()
+    log10 = sum(model.score(line) for line in lines)
+    batch.append(time.perf_counter() - start)
+tokens = sum(len(line.split()) + 1 for line in lines)
+report(load=load_s, load_peak_mib=load_peak, batch=min(batch), one=min(batch), tokens=tokens, log10=log10)
+"""
+)
 
 
-def peak_mib(func, *args) -> float:
-    """Peak Python/numpy memory allocated while ``func(*args)`` runs, in MiB."""
-    tracemalloc.start()
-    func(*args)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak / 2**20
+def child(code: str, *argv) -> dict:
+    """Run ``code`` in a fresh interpreter; the JSON it prints last, with its wall time ("wall")."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"a benchmark step failed:\n{done.stderr}")
+    return {**json.loads(done.stdout.splitlines()[-1]), "wall": wall}
 
 
-def n_tokens(sentences) -> int:
+def median_run(repeats: int, code: str, *argv) -> dict:
+    """Each value's median over ``repeats`` runs of :func:`child`."""
+    runs = [child(code, *argv) for _ in range(repeats)]
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+# -- the corpus -----------------------------------------------------------------------------------
+
+
+def cached_ptb():
+    """Penn Treebank's splits when all three are in the data cache, else None (nothing is downloaded)."""
+    if not all((data_dir() / REGISTRY[f"ptb-{s}"].filename).exists() for s in ("train", "valid", "test")):
+        return None
+    return load_ptb()
+
+
+def ptb_shaped(quick: bool):
+    """A synthetic corpus of Penn Treebank's size and shape (about 10k word types, 21 words a sentence)."""
+    source = MarkovSource(vocab_size=2500, order=1, mean_length=21.0, seed=0)
+    n_train, n_test = (30_000, 3_000) if quick else (887_521, 78_669)
+    splits = []
+    for n, seed in ((n_train, 1), (n_test, 2)):
+        rng = np.random.default_rng(seed + 10)
+        sentences = [s for s in source.sample(n_tokens=n, rng=seed) if s]
+        variants = [rng.choice(4, size=len(s), p=[0.55, 0.25, 0.12, 0.08]) for s in sentences]
+        splits.append([[w if v == 0 else f"{w}.{v}" for w, v in zip(s, vs)] for s, vs in zip(sentences, variants)])
+    return splits
+
+
+def corpus(quick: bool, tmp: Path) -> tuple[str, Path, Path]:
+    """Write the training and test text to ``tmp``; returns a description and the two paths."""
+    ptb = None if quick else cached_ptb()
+    if ptb is not None:
+        name, train, test = "Penn Treebank (Mikolov's split, from the data cache)", ptb["train"], ptb["test"]
+    else:
+        why = "--quick" if quick else f"Penn Treebank is not in the data cache ({data_dir()})"
+        name = f"synthetic corpus of Penn Treebank's shape ({why})"
+        train, test = ptb_shaped(quick)
+    paths = tmp / "train.txt", tmp / "test.txt"
+    for path, sentences in zip(paths, (train, test)):
+        path.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
+    return name, *paths
+
+
+# -- the steps --------------------------------------------------------------------------------------
+
+
+def fmt_time(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds >= 0.1 else f"{seconds * 1e3:.1f} ms"
+
+
+def ratio(ours: float, theirs: float) -> str:
+    return f"{ours / theirs:.2f}x"
+
+
+def estimate(repeats: int, train: Path, tmp: Path) -> dict[int, dict]:
+    """seqlearn's CLI estimate for each order; writes tmp/model{N}.arpa."""
+    return {N: median_run(repeats, ESTIMATE, N, train, tmp / f"model{N}.arpa") for N in ORDERS}
+
+
+def lmplz(repeats: int, train: Path, tmp: Path) -> dict[int, float] | str:
+    """lmplz's CPU seconds for each order (children's rusage), or why there are none."""
+    binary = shutil.which("lmplz")
+    if binary is None:
+        return f"lmplz is not on the PATH (KenLM's binaries are not on PyPI); the issue's figure is {LMPLZ_EARLIER}"
+    seconds = {}
+    for N in ORDERS:
+        runs = []
+        for _ in range(repeats):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            command = [binary, "-o", str(N), "--discount_fallback", "-T", str(tmp), "--text", str(train)]
+            subprocess.run([*command, "--arpa", str(tmp / "lmplz.arpa")], check=True, capture_output=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            runs.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        seconds[N] = statistics.median(runs)
+    return seconds
+
+
+def query(repeats: int, test: Path, tmp: Path) -> tuple[dict, dict | str]:
+    """Load and scoring of each order's ARPA file by seqlearn and by KenLM (or why not KenLM)."""
+    ours = {N: median_run(repeats, SEQLEARN_QUERY, tmp / f"model{N}.arpa", test) for N in ORDERS}
+    if importlib.util.find_spec("kenlm") is None:
+        return ours, "KenLM's Python module is not installed (pip install -e '.[kenlm]')"
+    return ours, {N: median_run(repeats, KENLM_QUERY, tmp / f"model{N}.arpa", test) for N in ORDERS}
+
+
+def table(est, lm, ours, kenlm, ppl) -> None:
+    """The comparison table: seqlearn, KenLM, ratio (seqlearn / KenLM: above 1 is slower or bigger)."""
+    rows = []
+    k3, k5 = (kenlm[3], kenlm[5]) if isinstance(kenlm, dict) else (None, None)
+    for N, k in ((3, k3), (5, k5)):
+        o = ours[N]
+        rows.append(
+            (
+                f"load the {N}-gram ARPA",
+                f"{fmt_time(o['load'])}, peak {o['load_peak_mib']:.0f} MiB",
+                f"{fmt_time(k['load'])}, peak {k['load_peak_mib']:.0f} MiB" if k else "-",
+                f"{ratio(o['load'], k['load'])} time, {ratio(o['load_peak_mib'], k['load_peak_mib'])} memory"
+                if k
+                else "-",
+            )
+        )
+    for N, k in ((3, k3), (5, k5)):
+        o = ours[N]
+        speed = o["tokens"] / o["batch"], o["tokens"] / o["one"]
+        theirs = (k["tokens"] / k["batch"],) * 2 if k else None
+        for label, i in (("all sentences in one call", 0), ("one sentence per call", 1)):
+            rows.append(
+                (
+                    f"score {N}-gram, {label}",
+                    f"{speed[i] / 1e6:.2f}M tok/s",
+                    f"{theirs[i] / 1e6:.2f}M tok/s" if theirs else "-",
+                    f"{theirs[i] / speed[i]:.2f}x slower" if theirs else "-",
+                )
+            )
+    for N in ORDERS:
+        e = est[N]
+        theirs = f"lmplz {lm[N]:.2f} s CPU" if isinstance(lm, dict) else "lmplz absent (see below)"
+        rows.append(
+            (
+                f"estimate MKN {N}-gram -> ARPA (CLI)",
+                f"{fmt_time(e['wall'])} wall, {e['cpu']:.2f} s CPU, peak {e['peak_mib']:.0f} MiB",
+                theirs,
+                ratio(e["cpu"], lm[N]) + " CPU" if isinstance(lm, dict) else "-",
+            )
+        )
+    rows.append(
+        (
+            "seqlearn ngram perplexity, 5-gram",
+            f"{fmt_time(ppl['wall'])} wall, peak {ppl['peak_mib']:.0f} MiB",
+            "-",
+            "-",
+        )
+    )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    header = ("operation", "seqlearn", "KenLM", "ratio seqlearn/KenLM")
+    widths = [max(w, len(h)) for w, h in zip(widths, header)]
+    for row in (header, tuple("-" * w for w in widths), *rows):
+        print("  " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)))
+
+
+def agreement(ours: dict, kenlm) -> None:
+    """The test set's log10 probability by both (KenLM computes in float32)."""
+    for N in ORDERS:
+        line = f"  {N}-gram test log10 P: seqlearn {ours[N]['log10']:.4f}"
+        if isinstance(kenlm, dict):
+            rel = abs(ours[N]["log10"] - kenlm[N]["log10"]) / abs(kenlm[N]["log10"])
+            line += f", KenLM {kenlm[N]['log10']:.4f} (relative difference {rel:.1e})"
+        print(line + f"; perplexity {10 ** (-ours[N]['log10'] / ours[N]['tokens']):.2f}")
+
+
+# -- NLTK -----------------------------------------------------------------------------------------
+
+
+def n_words(sentences) -> int:
     return sum(len(s) for s in sentences)
 
 
@@ -74,13 +311,10 @@ def prefix(sentences, tokens: int):
     return sentences
 
 
-def encode(sentences):
-    vocab = Vocab.build(sentences)
-    return vocab, encode_sentences(sentences, vocab)
-
-
-def fit_mkn(N: int, data, vocab=None) -> ModifiedKneserNey:
-    return ModifiedKneserNey(N, fallback_discounts=FALLBACK).fit(data, vocab)
+def timed(func, *args):
+    start = time.perf_counter()
+    result = func(*args)
+    return result, time.perf_counter() - start
 
 
 def fit_nltk(N: int, sentences):
@@ -92,109 +326,60 @@ def fit_nltk(N: int, sentences):
     return lm
 
 
-def bench_seqlearn(train, test) -> dict[str, float]:
-    """Full-size seqlearn timings; returns seconds by step ("encode", "fit3", "arpa5", ...)."""
-    (vocab, train_ids), t_encode = timed(encode, train)
-    test_ids = encode_sentences(test, vocab)
-    print(f"  vocabulary + encoding of {n_tokens(train):,} tokens: {t_encode:.2f} s (pure Python, seqlearn.data)")
-    seconds = {"encode": t_encode}
-    for N in ORDERS:
-        model, t_fit = timed(fit_mkn, N, train_ids, vocab)
-        report, t_ppl = timed(model.evaluate, test_ids)
-        m_fit, m_ppl = peak_mib(fit_mkn, N, train_ids, vocab), peak_mib(model.evaluate, test_ids)
-        sizes = " ".join(f"{model.index_.size(k):,}" for k in range(1, N + 1))
-        print(f"  {N}-gram: estimation {t_fit:.2f} s (peak {m_fit:.0f} MiB; n-gram types {sizes})")
-        print(
-            f"          perplexity of {report.n_tokens:,} tokens: {t_ppl:.3f} s (peak {m_ppl:.0f} MiB), "
-            f"{report.n_tokens / t_ppl:,.0f} tokens/s; perplexity {report.perplexity:.2f}"
-        )
-        with tempfile.TemporaryDirectory() as tmp:
-            _, t_arpa = timed(model.to_arpa, Path(tmp) / "model.arpa")
-        print(f"          writing the ARPA file: {t_arpa:.2f} s (Python string formatting)")
-        seconds.update({f"fit{N}": t_fit, f"ppl{N}": t_ppl, f"arpa{N}": t_arpa})
-    return seconds
-
-
-def bench_against_nltk(train, test, full_train_tokens: int, full_test_tokens: int, full: dict[str, float]) -> None:
+def bench_nltk(train, test) -> None:
+    """NLTK and seqlearn on the same prefix: fit from sentences, perplexity of test sentences."""
+    if importlib.util.find_spec("nltk") is None:
+        print("  NLTK is not installed: skipped")
+        return
     import nltk
     from nltk.lm.preprocessing import pad_both_ends
     from nltk.util import ngrams
 
-    n_train, n_test = n_tokens(train), n_tokens(test) + len(test)  # test tokens include </s>
-    print(f"  NLTK {nltk.__version__} KneserNeyInterpolated vs seqlearn ModifiedKneserNey, on a prefix of the corpus")
-    print(f"  same data for both: {n_train:,} training words, {n_test:,} test tokens")
+    print(f"  NLTK {nltk.__version__} KneserNeyInterpolated vs seqlearn ModifiedKneserNey on the same prefix:")
+    print(f"  {n_words(train):,} training words, {n_words(test) + len(test):,} test tokens")
     for N in ORDERS:
         lm, t_nltk_fit = timed(fit_nltk, N, train)
         test_ngrams = [g for s in test for g in ngrams(pad_both_ends(s, n=N), N)]
         nltk_ppl, t_nltk_ppl = timed(lm.perplexity, test_ngrams)
-        model, t_fit = timed(fit_mkn, N, train)
+        model, t_fit = timed(ModifiedKneserNey(N, fallback_discounts=FALLBACK).fit, train)
         ppl, t_ppl = timed(model.perplexity, test)
         for step, t_nltk, t_ours in (("fit:       ", t_nltk_fit, t_fit), ("perplexity:", t_nltk_ppl, t_ppl)):
-            print(f"  {N}-gram {step} NLTK {t_nltk:7.2f} s   seqlearn {t_ours:.4f} s   ratio {t_nltk / t_ours:,.0f}x")
-        both = (t_nltk_fit + t_nltk_ppl) / (t_fit + t_ppl)
-        print(f"  {N}-gram fit + perplexity ratio {both:,.0f}x (perplexities: NLTK {nltk_ppl:.4g}, seqlearn {ppl:.4g})")
-        nltk_fit, nltk_ppl = t_nltk_fit * full_train_tokens / n_train, t_nltk_ppl * full_test_tokens / n_test
-        ours_fit = full["encode"] + full[f"fit{N}"]
-        print(
-            f"          full size, NLTK extrapolated: fit {nltk_fit:,.0f} s = {nltk_fit / ours_fit:,.0f}x seqlearn's "
-            f"vocabulary + encoding + estimation ({nltk_fit / full[f'fit{N}']:,.0f}x its estimation alone); "
-            f"perplexity {nltk_ppl / 60:,.0f} min = {nltk_ppl / full[f'ppl{N}']:,.0f}x"
-        )
-
-
-def run_quietly(command: list[str]) -> None:
-    subprocess.run(command, check=True, capture_output=True)
-
-
-def bench_lmplz(train, full: dict[str, float]) -> None:
-    lmplz = shutil.which("lmplz")
-    if lmplz is None:
-        print("  lmplz not found on the PATH: skipped")
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        text = Path(tmp) / "train.txt"
-        text.write_text("\n".join(" ".join(s) for s in train) + "\n", encoding="utf-8")
-        for N in ORDERS:
-            command = [lmplz, "-o", str(N), "--discount_fallback", "-S", "20%", "-T", tmp, "--text", str(text)]
-            command += ["--arpa", str(Path(tmp) / "model.arpa")]
-            _, seconds = timed(run_quietly, command)
-            ours = full["encode"] + full[f"fit{N}"] + full[f"arpa{N}"]
-            print(
-                f"  {N}-gram, text to ARPA file: lmplz {seconds:.2f} s (wall, several threads), seqlearn {ours:.2f} s "
-                f"(of which estimation {full[f'fit{N}']:.2f} s)"
-            )
+            print(f"  {N}-gram {step} NLTK {t_nltk:8.3f} s   seqlearn {t_ours:.4f} s   ratio {t_nltk / t_ours:,.0f}x")
+        print(f"          perplexities: NLTK {nltk_ppl:.4g}, seqlearn {ppl:.4g} (not comparable, see the docstring)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--train-tokens", type=int, default=1_000_000)
-    parser.add_argument("--test-tokens", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the median is shown)")
+    parser.add_argument("--quick", action="store_true", help="a small synthetic corpus, one run each")
     parser.add_argument("--nltk-train-tokens", type=int, default=20_000)
     parser.add_argument("--nltk-test-tokens", type=int, default=2_000)
     args = parser.parse_args()
-
-    source = MarkovSource(vocab_size=3000, order=1, seed=0)
-    (train, test), t_sample = timed(
-        lambda: (source.sample(n_tokens=args.train_tokens, rng=1), source.sample(n_tokens=args.test_tokens, rng=2))
-    )
-    print(
-        f"corpus: {source!r}; {n_tokens(train):,} training and {n_tokens(test):,} test words "
-        f"({t_sample:.1f} s to sample); entropy-rate perplexity floor {source.perplexity_floor():.2f}"
-    )
-    print("seqlearn (one core, numpy):")
-    full = bench_seqlearn(train, test)
-    print("NLTK:")
-    bench_against_nltk(
-        prefix(train, args.nltk_train_tokens),
-        prefix(test, args.nltk_test_tokens),
-        n_tokens(train),
-        n_tokens(test) + len(test),
-        full,
-    )
-    print("KenLM lmplz, same full-size training text:")
-    bench_lmplz(train, full)
-    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10  # kB on Linux
-    print(f"peak resident memory of this process: {peak_rss:,.0f} MiB")
+    repeats = 1 if args.quick else args.repeats
+    print(f"{cpu_name()}, {os.cpu_count()} cores, {load()} at the start; median of {repeats} run(s)")
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        name, train, test = corpus(args.quick, tmp)
+        train_sentences, test_sentences = read_sentences(train), read_sentences(test)
+        vocab = {w for s in train_sentences for w in s}
+        print(
+            f"corpus: {name}: {n_words(train_sentences):,} training words in {len(train_sentences):,} sentences, "
+            f"{n_words(test_sentences) + len(test_sentences):,} test tokens (words and </s>), "
+            f"{len(vocab):,} word types"
+        )
+        est = estimate(repeats, train, tmp)
+        lm = lmplz(repeats, train, tmp)
+        ours, kenlm = query(repeats, test, tmp)
+        ppl = median_run(repeats, PERPLEXITY, tmp / "model5.arpa", test)
+        print(f"\nseqlearn vs KenLM ({load()} at the end):")
+        table(est, lm, ours, kenlm, ppl)
+        for what in (lm, kenlm):
+            if isinstance(what, str):
+                print(f"  {what}")
+        agreement(ours, kenlm)
+    quick_nltk = (2_000, 300) if args.quick else (args.nltk_train_tokens, args.nltk_test_tokens)
+    print("\nNLTK:")
+    bench_nltk(prefix(train_sentences, quick_nltk[0]), prefix(test_sentences, quick_nltk[1]))
 
 
 if __name__ == "__main__":

@@ -246,18 +246,19 @@ class _Lines:
     """The whitespace-separated tokens of a block of lines, located in its bytes.
 
     Whitespace is every byte up to 32 (space, tab, newline, carriage return and the other
-    control characters). ``buf``: the bytes (with 8 zero bytes appended); ``start``, ``end`` (shape ``(t,)``):
+    control characters). ``buf``: the bytes (after a newline, with 8 zero bytes appended);
+    ``start``, ``end`` (shape ``(t,)``):
     each token's byte range; ``first``, ``count`` (shape ``(n,)``): per line, the index of
     its first token and its number of tokens. Lines are numbered from ``line0`` (1-based).
     """
 
     def __init__(self, block: bytes, line0: int):
-        self.buf = np.frombuffer(block + bytes(8), np.uint8)
+        self.buf = np.frombuffer(b"\n" + block + bytes(8), np.uint8)  # a newline before: every token has an edge
         self.line0 = line0
-        space = (self.buf <= 32).view(np.int8)
-        edges = np.flatnonzero(np.diff(space, prepend=np.int8(1)))  # a token's start, then its end, ...
+        space = self.buf <= 32
+        edges = np.flatnonzero(space[1:] != space[:-1]) + 1  # a token's start, then its end, ...
         self.start, self.end = edges[0::2], edges[1::2]
-        newlines = np.flatnonzero(self.buf == 10)
+        newlines = np.flatnonzero(self.buf == 10)[1:]
         self.count = np.bincount(np.searchsorted(newlines, self.start), minlength=len(newlines))
         self.first = np.cumsum(self.count) - self.count
         # the 8 bytes from every offset, as one little-endian uint64 (overlapping views of buf)
@@ -366,6 +367,15 @@ class _Section:
 
     def size(self) -> int:
         return sum(map(len, self.lines))
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of all the entries, in file order; its blocks are let go (memory)."""
+        blocks = getattr(self, name)
+        column = (
+            np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64 if name in ("keys", "lines") else float)
+        )
+        blocks.clear()
+        return column
 
 
 class _Reader:
@@ -479,7 +489,8 @@ class _Reader:
             section.keys.append(self._keys(lines, words, line_no))
         section.lines.append(line_no)
         section.log10_p.append(log10_p)
-        section.log10_bo.append(log10_bo)
+        if k == 1 or k < len(self.counts):  # the highest order's backoffs (if any) are checked, not kept
+            section.log10_bo.append(log10_bo)
 
     def _keys(self, lines: _Lines, tokens: np.ndarray, line_no: np.ndarray) -> np.ndarray:
         """Hierarchical keys of k-grams whose words are the tokens ``(m, k)``; shape ``(m,)``."""
@@ -507,17 +518,16 @@ class _Reader:
                 f"the {k}-grams section (from line {section.mark}) has {section.size()} entries; "
                 f"the header (line {self.header_lines[k - 1]}) announces {self.counts[k - 1]}",
             )
-        lines, log10_p, log10_bo = (
-            np.concatenate(x) if x else np.zeros(0) for x in (section.lines, section.log10_p, section.log10_bo)
-        )
+        lines, top = section.column("lines"), k == len(self.counts)
         if k == 1:
-            self._unigrams(section.words, lines, log10_p, log10_bo)
+            self._unigrams(section.words, lines, section.column("log10_p"), section.column("log10_bo"))
         else:
-            keys = np.concatenate(section.keys) if section.keys else np.zeros(0, dtype=np.int64)
+            keys = section.column("keys")
             order = _unique_order(keys, lines)
             self.index.add_order(keys[order])
-            self.log10_p.append(log10_p[order])
-            self.log10_bo.append(log10_bo[order])
+            self.log10_p.append(section.column("log10_p")[order])
+            if not top:
+                self.log10_bo.append(section.column("log10_bo")[order])
         self.section = None
 
     def _unigrams(self, words: list[str], lines: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray) -> None:
@@ -527,8 +537,10 @@ class _Reader:
         ids = np.array([self.vocab.stoi[w] for w in words], dtype=np.int64)
         _unique_order(ids, lines)
         self.log10_p.append(np.full(V, -np.inf))
-        self.log10_bo.append(np.zeros(V))
-        self.log10_p[0][ids], self.log10_bo[0][ids] = log10_p, log10_bo
+        self.log10_p[0][ids] = log10_p
+        if len(self.counts) > 1:
+            self.log10_bo.append(np.zeros(V))
+            self.log10_bo[0][ids] = log10_bo
         self.index = NGramIndex([np.arange(V, dtype=np.int64)], V)
         self.word_ids = _WordIds(self.vocab)
 
@@ -537,9 +549,10 @@ class _Reader:
             raise _error(self.line, "no \\data\\ line: this is not an ARPA file")
         if self.phase != "done":
             raise _error(self.line, "missing \\end\\")
-        zero = [np.where(x <= LOG10_ZERO, -np.inf, x) for x in self.log10_p + self.log10_bo[:-1]]
-        N = self.index.order
-        return BackoffTables(self.vocab, self.index, zero[:N], zero[N:])
+        for x in self.log10_p + self.log10_bo:
+            x[x <= LOG10_ZERO] = -np.inf  # in place: no second copy of the model
+        self.index.prepare()  # a loaded model is ready to score
+        return BackoffTables(self.vocab, self.index, self.log10_p, self.log10_bo)
 
 
 def _unique_order(keys: np.ndarray, lines: np.ndarray) -> np.ndarray:

@@ -101,7 +101,7 @@ class KeyTable:
         slot = self._home(q)
         i = self.slots[slot]
         found = (i >= 0) & (self.keys[i] == q)  # a free slot (-1) reads keys[-1]: masked
-        out = np.where(found, i, UNSEEN)
+        out = np.where(found, i, np.int64(UNSEEN))  # int64 whatever the slots hold
         todo = np.flatnonzero((i >= 0) & ~found)  # the queries whose home slot holds another key
         slot = slot[todo]
         while todo.size:  # each round: the next slot of every query not yet resolved
@@ -160,11 +160,15 @@ class NGramIndex:
         A negative h (``UNSEEN``, ``NO_CONTEXT``) gives a negative key, found nowhere: ``UNSEEN``.
         """
         h = np.asarray(h, dtype=np.int64)
-        out = np.full(np.broadcast_shapes(h.shape, np.shape(w)), UNSEEN, dtype=np.int64)
-        known = np.broadcast_to(h >= 0, out.shape)
-        if len(self.keys[k - 1]):
-            out[known] = self._table(k).lookup((h * self.V + w)[known])
-        return out
+        if len(self.keys[k - 1]) == 0:
+            return np.full(np.broadcast_shapes(h.shape, np.shape(w)), UNSEEN, dtype=np.int64)
+        return self._table(k).lookup(np.where(h >= 0, h * self.V + w, -1))  # key -1: found nowhere
+
+    def prepare(self) -> None:
+        """Build the hash tables of every order now (otherwise each is built by its first lookup)."""
+        for k in range(1, self.order + 1):
+            if len(self.keys[k - 1]):
+                self._table(k)
 
     def _table(self, k: int) -> KeyTable:
         """The hash table of the k-gram keys (built on first use)."""
@@ -312,7 +316,6 @@ def context_totals(index: NGramIndex, k: int, x: np.ndarray) -> np.ndarray:
 
 def take(a: np.ndarray, ids: np.ndarray, fill) -> np.ndarray:
     """``a[ids]`` where ``ids >= 0``, ``fill`` where ids is ``UNSEEN`` or ``NO_CONTEXT``."""
-    out = np.full(np.shape(ids), fill, dtype=np.result_type(a, fill))
-    known = ids >= 0
-    out[known] = a[ids[known]]
-    return out
+    if len(a) == 0:  # then no id is valid
+        return np.full(np.shape(ids), fill, dtype=np.result_type(a, fill))
+    return np.where(ids >= 0, a[np.maximum(ids, 0)], fill)
