@@ -1003,8 +1003,9 @@ def write_results(course, assignment: str, plans: Sequence[NotebookPlan], result
             gradebook.update_or_create_submission(assignment, result.student, **extra)
             out_dir = course / "autograded" / result.student / assignment
             out_dir.mkdir(parents=True, exist_ok=True)
-            if (submitted / "timestamp.txt").is_file():
-                shutil.copy2(submitted / "timestamp.txt", out_dir / "timestamp.txt")
+            for name in _NBGRADER_RECORDS:
+                if (submitted / name).is_file():
+                    shutil.copy2(submitted / name, out_dir / name)
             for plan in plans:
                 parts = result.parts.get(plan.name, {})
                 notebook_id = Path(plan.name).stem
@@ -1034,6 +1035,10 @@ def _record_answer(gradebook, cell, meta, notebook_id: str, assignment: str, stu
     comment = gradebook.find_comment(meta["grade_id"], notebook_id, assignment, student)
     unchanged = meta.get("checksum") == compute_checksum(cell)
     comment.auto_comment = "No response." if unchanged else None
+
+
+_NBGRADER_RECORDS = ("timestamp.txt", "submission_secret.txt")
+"""What nbgrader keeps beside a submission: ``release_feedback`` finds the exchange's feedback folder by the secret."""
 
 
 def _timestamp(folder: Path):
