@@ -898,7 +898,7 @@ def grade_assignment(
     plans = load_assignment(course, assignment)
     names = _students(course, assignment, students)
     level = detect_level(level)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, max(len(names), 1)))
+    jobs = max(1, min(jobs or len(os.sched_getaffinity(0)), max(len(names), 1)))  # the CPUs this process may use
     results: list[SubmissionResult] = []
     with tempfile.TemporaryDirectory(prefix="seqlearn-sealed-") as tmp:
         Path(tmp).chmod(0o711)
