@@ -33,7 +33,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -44,6 +43,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from browser_support import free_port
 from hub_course import ROOT, fresh_course, full_submission, notebook_name, partial_submission
 
 from seqlearn.grading.nbgrader_tools import release_differences
@@ -80,13 +80,6 @@ c.Spawner.environment = {{{marker!r}: {run!r}}}
 c.Spawner.start_timeout = {timeout}
 c.Spawner.http_timeout = {timeout}
 """
-
-
-def _free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _marked_pids(run: str) -> list[int]:
@@ -165,7 +158,7 @@ def _configure_hub(tmp: Path, run: str) -> Hub:
     """Write the hub's working directory and config, the exchange, the users' homes and the course."""
     user_password, admin_password = secrets.token_hex(8), secrets.token_hex(20)  # the students share one
     passwords = {**dict.fromkeys(STUDENTS, user_password), INSTRUCTOR: admin_password}
-    ports = {"proxy_port": _free_port(), "hub_port": _free_port(), "api_port": _free_port()}
+    ports = {"proxy_port": free_port(), "hub_port": free_port(), "api_port": free_port()}
     hub = Hub(f"http://127.0.0.1:{ports['proxy_port']}", tmp, passwords)
     (tmp / "hub").mkdir()
     hub.exchange.mkdir(mode=0o777)
