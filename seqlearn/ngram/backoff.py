@@ -60,32 +60,30 @@ class BackoffTables:
                 entries[tuple(self.vocab.itos[i] for i in ids)] = (p, b)
         return entries
 
-    def backoff(self, g: np.ndarray, ctx: np.ndarray) -> np.ndarray:
-        """The backoff rule for queries given by ids; ``g``, ``ctx`` (K, m) -> log10 P, shape ``(m,)``.
+    def backoff(self, g: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """The backoff rule for queries given by ids; ``g`` (K, m), ``h`` (K - 1, m) -> log10 P, ``(m,)``.
 
         ``g[k-1]``: id of the k-gram ``h_k w`` of each query (row 0: the word ids), negative
-        if not listed; ``ctx[k-1]``: id of its (k-1)-word context ``h_k``, negative if not
-        listed (row 0 is not used). Computed from the unigram up, one order per step.
+        if not listed; ``h[k-2]``: id of its (k-1)-word context ``h_k`` (k >= 2), negative if
+        not listed. Computed from the unigram up, one order per step.
         """
         log10 = self.log10_p[0][g[0]]  # (m,)
         for k in range(2, len(g) + 1):
-            backed_off = log10 + take(self.log10_bo[k - 2], ctx[k - 1], 0.0)
+            backed_off = log10 + take(self.log10_bo[k - 2], h[k - 2], 0.0)
             log10 = np.where(g[k - 1] >= 0, take(self.log10_p[k - 1], g[k - 1], 0.0), backed_off)
         return log10
 
     def query(self, w: np.ndarray, ctx: np.ndarray) -> np.ndarray:
         """log10 P(w | h) of queries given by word ids ``w`` (m,) and context ids ``ctx`` (K, m)."""
         g = np.stack([w, *(self.index.lookup(k, ctx[k - 1], w) for k in range(2, len(ctx) + 1))])
-        return self.backoff(g, ctx)
+        return self.backoff(g, ctx[1:])
 
     def stream(self, stream: np.ndarray) -> np.ndarray:
         """log10 P of every predicted token (not ``<s>``) of an encoded stream; shape ``(T',)``.
 
         One hash lookup per order and position: the k-gram ending at t is ``h_k w`` of
-        token t, and the (k-1)-gram ending at t - 1 its context.
+        token t, and the (k-1)-gram ending at t - 1 its context. Every position after the
+        first is scored (the ``<s>`` ones for nothing) and the predicted ones are kept.
         """
         ends = self.index.ending_ids(stream)  # (N, T)
-        predicted = np.flatnonzero(stream != BOS)
-        ctx = np.zeros_like(ends[:, predicted])
-        ctx[1:] = ends[:-1, predicted - 1]  # a predicted token is never first: the stream opens with <s>
-        return self.backoff(ends[:, predicted], ctx)
+        return self.backoff(ends[:, 1:], ends[:-1, :-1])[stream[1:] != BOS]

@@ -201,9 +201,11 @@ class NGramIndex:
         b = _bos_before(stream)
         ids = [stream]
         for k in range(2, K + 1):
-            valid = _valid_windows(b, k)  # (T-k+1,)
-            ids.append(np.full(valid.shape, NO_CONTEXT, dtype=np.int64))
-            ids[-1][valid] = self.lookup(k, ids[-2][:-1][valid], stream[k - 1 :][valid])
+            h, w = ids[-1][:-1], stream[k - 1 :]  # (T-k+1,) prefix ids and last words
+            valid = _valid_windows(b, k)
+            ids.append(np.where(valid, UNSEEN, NO_CONTEXT))
+            known = np.flatnonzero(valid & (h >= 0))  # an unseen prefix has no seen extension
+            ids[-1][known] = self.lookup(k, h[known], w[known])
         return ids
 
     def ending_ids(self, stream: np.ndarray, K: int | None = None) -> np.ndarray:
