@@ -50,7 +50,7 @@ _HEADER_LINE = re.compile(r"ngram\s+(\d+)\s*=\s*(\d+)$")
 _SECTION_LINE = re.compile(r"\\(\d+)-grams:$")
 _BLOCK_LINES = 1 << 16
 """N-grams formatted per block when writing."""
-_BLOCK_BYTES = 1 << 21
+_BLOCK_BYTES = 1 << 20
 """Bytes of text parsed per block when reading."""
 
 # -- writing ----------------------------------------------------------------------------------
@@ -518,29 +518,27 @@ class _Reader:
                 f"the {k}-grams section (from line {section.mark}) has {section.size()} entries; "
                 f"the header (line {self.header_lines[k - 1]}) announces {self.counts[k - 1]}",
             )
-        lines, top = section.column("lines"), k == len(self.counts)
         if k == 1:
-            self._unigrams(section.words, lines, section.column("log10_p"), section.column("log10_bo"))
+            self._unigrams(section)
         else:
-            keys = section.column("keys")
-            order = _unique_order(keys, lines)
-            self.index.add_order(keys[order])
+            keys, order = _sorted(section.column("keys"), section)
+            self.index.add_order(keys)
             self.log10_p.append(section.column("log10_p")[order])
-            if not top:
+            if k < len(self.counts):
                 self.log10_bo.append(section.column("log10_bo")[order])
         self.section = None
 
-    def _unigrams(self, words: list[str], lines: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray) -> None:
+    def _unigrams(self, section: _Section) -> None:
         """The vocabulary (the unigrams, specials first) and the order-1 arrays, by word id."""
-        self.vocab = Vocab(words)
+        self.vocab = Vocab(section.words)
         V = len(self.vocab)
-        ids = np.array([self.vocab.stoi[w] for w in words], dtype=np.int64)
-        _unique_order(ids, lines)
+        ids = np.array([self.vocab.stoi[w] for w in section.words], dtype=np.int64)
+        _sorted(ids, section)
         self.log10_p.append(np.full(V, -np.inf))
-        self.log10_p[0][ids] = log10_p
+        self.log10_p[0][ids] = section.column("log10_p")
         if len(self.counts) > 1:
             self.log10_bo.append(np.zeros(V))
-            self.log10_bo[0][ids] = log10_bo
+            self.log10_bo[0][ids] = section.column("log10_bo")
         self.index = NGramIndex([np.arange(V, dtype=np.int64)], V)
         self.word_ids = _WordIds(self.vocab)
 
@@ -555,13 +553,14 @@ class _Reader:
         return BackoffTables(self.vocab, self.index, self.log10_p, self.log10_bo)
 
 
-def _unique_order(keys: np.ndarray, lines: np.ndarray) -> np.ndarray:
-    """The sorting permutation of ``keys``; ``ValueError`` at the line of an n-gram listed twice."""
+def _sorted(keys: np.ndarray, section: _Section) -> tuple[np.ndarray, np.ndarray]:
+    """``keys`` sorted, and the sorting permutation; ``ValueError`` at the line of an n-gram listed twice."""
     order = np.argsort(keys, kind="stable")
-    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    keys = keys[order]
+    repeated = np.flatnonzero(keys[1:] == keys[:-1])
     if repeated.size:
-        raise _error(int(lines[order][repeated + 1].min()), "this n-gram is listed twice")
-    return order
+        raise _error(int(section.column("lines")[order][repeated + 1].min()), "this n-gram is listed twice")
+    return keys, order
 
 
 def parse_arpa(file) -> BackoffTables:
