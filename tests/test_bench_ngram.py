@@ -20,7 +20,8 @@ def test_quick_bench_prints_the_table_against_kenlm_or_why_not():
     for row in (
         "load the 3-gram ARPA",
         "load the 5-gram ARPA",
-        "score 5-gram, all sentences in one call",
+        "score 5-gram, all tokens in one call",
+        "score 5-gram, sentence scores in one call",
         "score 5-gram, one sentence per call",
         "estimate MKN 5-gram -> ARPA (CLI)",
         "seqlearn ngram perplexity, 5-gram",
