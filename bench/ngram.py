@@ -17,7 +17,9 @@ of ``--repeats`` runs, all in this one run, with the load average printed.
    ``seqlearn ngram estimate --discount-fallback`` (wall time of the whole command, its CPU
    time and peak memory) against KenLM's ``lmplz --discount_fallback`` when it is on the
    PATH (its Python module cannot estimate; ``lmplz`` is not on PyPI).
-2. Load each ARPA file (seqlearn's ``read_arpa``, KenLM's ``kenlm.Model``), then score the
+2. Load each ARPA file (seqlearn's ``read_arpa``, KenLM's ``kenlm.Model``), and the same
+   model in seqlearn's binary format (``read_npz``; KenLM's own binary format needs its
+   ``build_binary``, not on PyPI), then score the
    test text: every token's log-probability in one call (``token_logprobs``), every
    sentence's in one call (``sentence_logprobs``) and one sentence per call. KenLM has no
    batch call: all three are its ``score`` per sentence (the fastest of three passes, as
@@ -117,6 +119,25 @@ one = time.perf_counter() - start
 report(load=load_s, load_peak_mib=load_peak, batch=batch, sentences=sentences, one=one, tokens=len(logp),
        log10=float(logp.sum() / math.log(10)))
 """
+)
+
+NPZ_LOAD = (
+    RUSAGE
+    + """
+import sys
+from seqlearn.ngram import read_arpa
+read_arpa(sys.argv[1]).to_npz(sys.argv[2])
+report()
+""",
+    RUSAGE
+    + """
+import sys, time
+from seqlearn.ngram import read_npz
+start = time.perf_counter()
+model = read_npz(sys.argv[1])
+load_s = time.perf_counter() - start
+report(load=load_s, load_peak_mib=peak_mib())
+""",
 )
 
 KENLM_QUERY = (
@@ -230,8 +251,12 @@ def lmplz(repeats: int, train: Path, tmp: Path) -> dict[int, float] | str:
 
 
 def query(repeats: int, test: Path, tmp: Path) -> tuple[dict, dict | str]:
-    """Load and scoring of each order's ARPA file by seqlearn and by KenLM (or why not KenLM)."""
+    """Load and scoring of each order's ARPA file by seqlearn and by KenLM (or why not KenLM), and
+    seqlearn's load of the same model in its binary format ("npz")."""
     ours = {N: median_run(repeats, SEQLEARN_QUERY, tmp / f"model{N}.arpa", test) for N in ORDERS}
+    for N in ORDERS:
+        child(NPZ_LOAD[0], tmp / f"model{N}.arpa", tmp / f"model{N}.npz")
+        ours[N]["npz"] = median_run(repeats, NPZ_LOAD[1], tmp / f"model{N}.npz")
     if importlib.util.find_spec("kenlm") is None:
         return ours, "KenLM's Python module is not installed (pip install -e '.[kenlm]')"
     return ours, {N: median_run(repeats, KENLM_QUERY, tmp / f"model{N}.arpa", test) for N in ORDERS}
@@ -248,6 +273,18 @@ def table(est, lm, ours, kenlm, ppl) -> None:
                 f"load the {N}-gram ARPA",
                 f"{fmt_time(o['load'])}, peak {o['load_peak_mib']:.0f} MiB",
                 f"{fmt_time(k['load'])}, peak {k['load_peak_mib']:.0f} MiB" if k else "-",
+                f"{ratio(o['load'], k['load'])} time, {ratio(o['load_peak_mib'], k['load_peak_mib'])} memory"
+                if k
+                else "-",
+            )
+        )
+    for N, k in ((3, k3), (5, k5)):
+        o = ours[N]["npz"]
+        rows.append(
+            (
+                f"load the {N}-gram, seqlearn's .npz",
+                f"{fmt_time(o['load'])}, peak {o['load_peak_mib']:.0f} MiB",
+                "(its ARPA load above)" if k else "-",
                 f"{ratio(o['load'], k['load'])} time, {ratio(o['load_peak_mib'], k['load_peak_mib'])} memory"
                 if k
                 else "-",

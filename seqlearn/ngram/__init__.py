@@ -11,7 +11,8 @@ which share the API of :class:`~seqlearn.ngram.base.LanguageModel`;
 held-out counts, learning curves, agreement);
 :mod:`~seqlearn.ngram.backoff` is the compact backoff model (sorted n-gram keys, log10
 probabilities and backoffs) that fitted and loaded models are scored with;
-:mod:`~seqlearn.ngram.arpa` writes and parses ARPA files; :mod:`~seqlearn.ngram.cli` is the
+:mod:`~seqlearn.ngram.arpa` writes and parses ARPA files, :mod:`~seqlearn.ngram.npz` the
+package's own binary format; :mod:`~seqlearn.ngram.cli` is the
 ``seqlearn ngram`` command.
 """
 
@@ -48,6 +49,7 @@ from .models import (
     make_model,
     mkn_discounts_from_counts,
     read_arpa,
+    read_npz,
 )
 from .stupid_backoff import StupidBackoff
 
@@ -102,4 +104,6 @@ __all__ = [
     "write_arpa",
     "parse_arpa",
     "format_log10",
+    # seqlearn's binary format
+    "read_npz",
 ]

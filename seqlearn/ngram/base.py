@@ -24,6 +24,7 @@ from ..validation import integer, token_ids
 from .arpa import write_arpa
 from .backoff import BackoffTables
 from .counts import NGramIndex
+from .npz import write_npz
 
 __all__ = ["LanguageModel", "Estimator", "PerplexityReport", "as_stream", "check_order"]
 
@@ -233,6 +234,12 @@ class LanguageModel:
         """
         self._check_fitted()
         write_arpa(file, self._backoff_tables())
+
+    def to_npz(self, file) -> None:
+        """Write the model in seqlearn's binary format (see :mod:`seqlearn.ngram.npz`), which loads
+        many times faster than ARPA text; ``file``: a path or a binary file object."""
+        self._check_fitted()
+        write_npz(file, self._backoff_tables())
 
 
 class Estimator(Protocol):

@@ -14,7 +14,8 @@ import sys
 import numpy as np
 
 from ..data.vocab import decode_utf8, read_text, tokenize
-from .models import METHODS, DiscountEstimationError, make_model, read_arpa
+from .models import METHODS, DiscountEstimationError, make_model, read_arpa, read_npz
+from .npz import is_npz
 
 __all__ = ["HELP", "add_subparser", "main"]
 
@@ -27,9 +28,10 @@ Text is read one sentence per line, tokens separated by whitespace:
     seqlearn ngram perplexity model.arpa < test.txt
 
 estimate builds the vocabulary from the training text and writes the model in ARPA format
-(add-k only for order 1: higher orders are not backoff models). perplexity counts </s> and
-not <s>, maps unknown words to <unk>, and reports the perplexity with and without the OOV
-positions, with the token and OOV counts.
+(add-k only for order 1: higher orders are not backoff models); with --npz PATH it writes
+seqlearn's binary format, which loads many times faster, instead (or as well, with --arpa).
+perplexity reads either format, counts </s> and not <s>, maps unknown words to <unk>, and
+reports the perplexity with and without the OOV positions, with the token and OOV counts.
 """
 
 
@@ -96,9 +98,11 @@ def _fit(args, sentences):
 def _estimate(args) -> int:
     sentences = _read_text(args.text)
     model = _fit(args, sentences)
-    if args.arpa in (None, "-"):
+    if args.npz is not None:
+        model.to_npz(args.npz)
+    if args.arpa == "-" or (args.arpa is None and args.npz is None):
         model.to_arpa(sys.stdout)
-    else:
+    elif args.arpa is not None:
         model.to_arpa(args.arpa)
     sizes = " ".join(f"{k}={model.index_.size(k)}" for k in range(1, model.order + 1))
     print(f"{args.method} {model.order}-gram model, {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
@@ -109,7 +113,7 @@ def _estimate(args) -> int:
 
 @_reporting_errors
 def _perplexity(args) -> int:
-    model = read_arpa(args.model)
+    model = read_npz(args.model) if is_npz(args.model) else read_arpa(args.model)
     print(model.evaluate(_read_text(args.text)))
     return 0
 
@@ -140,10 +144,11 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
         "--discount; with no value, lmplz's 0.5 1 1.5 (mkn only)",
     )
     estimate.add_argument("--text", help="training text, one sentence per line (default: standard input)")
-    estimate.add_argument("--arpa", help="where to write the ARPA file (default: standard output)")
+    estimate.add_argument("--arpa", help="where to write the ARPA file (default: standard output unless --npz)")
+    estimate.add_argument("--npz", help="where to write the model in seqlearn's binary format (.npz)")
     estimate.set_defaults(func=_estimate)
     perplexity = commands.add_parser("perplexity", help="perplexity of text under an ARPA model")
-    perplexity.add_argument("model", help="an ARPA file")
+    perplexity.add_argument("model", help="an ARPA file, or a model in seqlearn's binary format (--npz)")
     perplexity.add_argument("--text", help="test text, one sentence per line (default: standard input)")
     perplexity.set_defaults(func=_perplexity)
 

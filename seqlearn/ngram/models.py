@@ -47,6 +47,7 @@ from .arpa import parse_arpa
 from .backoff import BackoffTables
 from .base import BOS, Estimator, LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, NGramCounts, adjusted_counts, context_totals, count_of_counts, take
+from .npz import parse_npz
 
 LN10 = float(np.log(10))
 
@@ -62,6 +63,7 @@ __all__ = [
     "DiscountEstimationError",
     "make_model",
     "read_arpa",
+    "read_npz",
     "kn_discount",
     "mkn_discounts_from_counts",
 ]
@@ -368,6 +370,11 @@ class BackoffModel(_BackoffScored):
 def read_arpa(file) -> BackoffModel:
     """Read an ARPA file into a queryable :class:`BackoffModel` (same as ``BackoffModel.from_arpa``)."""
     return BackoffModel.from_arpa(file)
+
+
+def read_npz(file) -> BackoffModel:
+    """Read a model written by :meth:`~seqlearn.ngram.base.LanguageModel.to_npz` (path or binary file object)."""
+    return BackoffModel(parse_npz(file))
 
 
 METHODS = {"mle": MLE, "addk": AddK, "abs": AbsoluteDiscounting, "kn": KneserNey, "mkn": ModifiedKneserNey}
