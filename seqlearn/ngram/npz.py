@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ FORMAT = "seqlearn backoff n-gram model, version 1"
 
 def write_npz(file, tables: BackoffTables) -> None:
     """Write ``tables`` to ``file`` (a path, replaced only once the file is complete, or a binary file object)."""
-    arrays = {"format": np.array(FORMAT), "words": np.array(tables.vocab.itos)}
+    arrays: dict[str, Any] = {"format": np.array(FORMAT), "words": np.array(tables.vocab.itos)}
     for k in range(1, tables.order + 1):
         arrays[f"keys{k}"] = tables.index.keys[k - 1]
         arrays[f"log10_p{k}"] = tables.log10_p[k - 1]
@@ -63,9 +64,10 @@ def _array(z, name: str, dtype, file) -> np.ndarray:
 def _vocab(z, file) -> Vocab:
     """The vocabulary of the ``words`` entry: str, specials first, each once."""
     words = z["words"] if "words" in z.files else np.zeros(0)
-    if words.ndim != 1 or words.dtype.kind != "U" or Vocab(words.tolist()).itos != words.tolist():
+    itos = [str(w) for w in words.tolist()] if words.ndim == 1 and words.dtype.kind == "U" else []
+    if not itos or Vocab(itos).itos != itos:
         raise _error(file, "'words' must list the vocabulary as str, <unk> <s> </s> first, each word once")
-    return Vocab(words.tolist())
+    return Vocab(itos)
 
 
 def _check_order(k: int, keys: np.ndarray, log10_p: np.ndarray, n_prefixes: int, V: int, file) -> None:
