@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 
+from seqlearn.data.synthetic import MarkovSource
 from seqlearn.ngram import (
     MLE,
     AbsoluteDiscounting,
@@ -30,22 +31,15 @@ RTOL, ATOL = 2e-6, 2e-6
 
 
 def corpus(seed, n_sentences, n_words=40):
-    """Sentences from a sparse random bigram chain (so that every order has unseen n-grams)."""
-    rng = np.random.default_rng(seed)
-    successors = rng.integers(0, n_words, (n_words, 3))
-    sentences = []
-    for _ in range(n_sentences):
-        words = [rng.integers(n_words)]
-        for _ in range(rng.integers(0, 10)):
-            words.append(successors[words[-1], rng.integers(3)] if rng.random() < 0.7 else rng.integers(n_words))
-        sentences.append([f"w{i}" for i in words])
-    return sentences
+    """Sentences of a first-order Markov source (some empty: ``<s> </s>`` alone)."""
+    return MarkovSource(vocab_size=n_words, order=1, mean_length=6.0, seed=seed).sample(
+        n_sentences=n_sentences, rng=seed
+    )
 
 
 def held_out():
-    """Test sentences with words never seen in training (``w40`` .. and ``zz``) and a one-word sentence."""
-    sentences = corpus(99, 60, n_words=44)
-    return [*sentences, ["zz"], ["w1", "zz", "w1", "w2"]]
+    """Test sentences with words never seen in training (``w40`` ..., ``zz``), some of them empty."""
+    return [*corpus(99, 80, n_words=44), ["zz"], ["w1", "zz", "w1", "w2"]]
 
 
 METHODS = {
