@@ -26,6 +26,7 @@ from seqlearn.ngram import (
     BackoffModel,
     KneserNey,
     ModifiedKneserNey,
+    format_log10,
     parse_arpa,
     read_arpa,
 )
@@ -400,3 +401,53 @@ def test_malformed_arpa(file, message):
 def test_reading_a_missing_file_fails_clearly(tmp_path):
     with pytest.raises(FileNotFoundError):
         read_arpa(tmp_path / "nothing.arpa")
+
+
+# -- the vectorised writer and the streamed reader ----------------------------------------------------
+
+
+def test_numbers_are_written_exactly():
+    rng = np.random.default_rng(0)
+    x = np.concatenate(
+        [
+            -rng.random(20_000) * 5,
+            -(10.0 ** -rng.uniform(0, 7, 5_000)),  # close to 0, down to the repr range
+            -rng.random(2_000) * 99,
+            [0.0, -0.0, -99.0, -100.0, -np.inf, -1e-7, 0.5, -0.1, -1.0, -10.0, np.nextafter(-10.0, 0), 12.5],
+        ]
+    )
+    chars, start, end = format_log10(x)
+    texts = [chars.ravel()[a:b].tobytes().decode() for a, b in zip(start.tolist(), end.tolist())]
+    np.testing.assert_array_equal([float(t) for t in texts], np.maximum(x, -99.0))
+    assert texts[-12:] == [
+        "0", "0", "-99", "-99", "-99", "-1e-07", "0.5", "-0.10000000000000001", "-1", "-10",
+        "-9.9999999999999982", "12.5",
+    ]  # fmt: skip
+
+
+def test_reading_in_small_blocks_gives_the_same_model(monkeypatch):
+    from seqlearn.ngram import arpa
+
+    text = arpa_text(ModifiedKneserNey(3, discounts=(0.5, 1, 1.5)).fit(markov_corpus(4)))
+    whole = parse_arpa(io.StringIO(text)).entries()
+    monkeypatch.setattr(arpa, "_BLOCK_BYTES", 64)  # sections and lines split across many blocks
+    assert parse_arpa(io.StringIO(text)).entries() == whole
+
+
+def test_other_writers_layouts_are_read():
+    """Spaces for tabs, CRLF line ends, blank lines inside a section, backoffs left out, no final newline."""
+    text = HAND_ARPA.replace("\t", " ").replace("\n\\2-grams:", "\n\n\\2-grams:").replace("-0.3\t<s> a\t-0.1", "")
+    text = text.replace("\n", "\r\n").replace(" \r\n-0.4", " \r\n\r\n-0.4")[:-2]
+    entries = parse_arpa(io.StringIO(text)).entries()
+    assert entries == parse_arpa(io.StringIO(HAND_ARPA)).entries()
+    assert entries[("b", "</s>")] == (-0.2, 0.0)
+
+
+def test_a_bad_byte_in_a_later_block_names_its_line(tmp_path, monkeypatch):
+    from seqlearn.ngram import arpa
+
+    monkeypatch.setattr(arpa, "_BLOCK_BYTES", 32)
+    path = tmp_path / "m.arpa"
+    path.write_bytes(HAND_ARPA.replace("a b\t-0.25", "a b\t-0.25\xfe").encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"{path}, line 16, column 15: byte 0xfe is not UTF-8"):
+        read_arpa(path)

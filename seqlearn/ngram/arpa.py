@@ -128,10 +128,9 @@ def format_log10(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     chars[np.flatnonzero(negative), start[:m][negative]] = ord("-")
     end[:m] = np.where(last >= 0, 3, 4 - last)  # no decimals: no point
     chars[m:, 0] = ord("0")
-    for row in range(m, len(x)):
-        if x[value[row]] != 0:
-            text_i = repr(float(x[value[row]])).encode()
-            chars[row, : len(text_i)], end[row] = np.frombuffer(text_i, np.uint8), len(text_i)
+    for row in (m + np.flatnonzero(x[value[m:]] != 0)).tolist():  # tiny, large or NaN: rare
+        text_i = repr(float(x[value[row]])).encode()
+        chars[row, : len(text_i)], end[row] = np.frombuffer(text_i, np.uint8), len(text_i)
     row_of = np.empty(len(x), dtype=np.int64)
     row_of[value] = np.arange(len(x))
     return chars, _WIDTH * row_of + start[row_of], _WIDTH * row_of + end[row_of]
