@@ -257,9 +257,8 @@ class _Lines:
         space = self.buf <= 32
         edges = np.flatnonzero(space[1:] != space[:-1]) + 1  # a token's start, then its end, ...
         self.start, self.end = edges[0::2], edges[1::2]
-        newlines = np.flatnonzero(self.buf == 10)[1:]
-        self.count = np.bincount(np.searchsorted(newlines, self.start), minlength=len(newlines))
-        self.first = np.cumsum(self.count) - self.count
+        before = np.searchsorted(self.start, np.flatnonzero(self.buf == 10))  # tokens before each newline
+        self.first, self.count = before[:-1], np.diff(before)  # per line (each ends with a newline)
         # the 8 bytes from every offset, as one little-endian uint64 (overlapping views of buf)
         self.words8 = np.ndarray((len(self.buf) - 7,), dtype="<u8", buffer=self.buf, strides=(1,))
 
@@ -474,10 +473,10 @@ class _Reader:
                 f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff",
             )
         line_no = lines.line0 + rows
-        log10_p = lines.numbers(first)
-        log10_bo = np.zeros(len(rows))
         has_bo = count == k + 2
-        log10_bo[has_bo] = lines.numbers(first[has_bo] + k + 1)
+        numbers = lines.numbers(np.concatenate([first, first[has_bo] + k + 1]))  # one conversion for both
+        log10_p, log10_bo = numbers[: len(rows)], np.zeros(len(rows))
+        log10_bo[has_bo] = numbers[len(rows) :]
         bad = np.flatnonzero(np.isnan(log10_p) | np.isnan(log10_bo) | (log10_p > 0))
         if bad.size:
             raise _error(line_no[bad[0]], "invalid log10 value (a log10 probability must be <= 0, and none may be NaN)")
@@ -499,8 +498,11 @@ class _Reader:
         if unknown.size:
             raise _error(line_no[unknown[0]], f"a word of this {k}-gram is not among the 1-grams")
         h = words[:, 0]
-        for j in range(2, k):
-            h = self.index.lookup(j, h, words[:, j - 1])
+        if k > 2:  # consecutive k-grams often share their context (a sorted file): look each run up once
+            new = np.flatnonzero(np.r_[True, (words[1:, :-1] != words[:-1, :-1]).any(axis=1)])
+            for j in range(2, k):
+                h = self.index.lookup(j, h[new] if j == 2 else h, words[new, j - 1])
+            h = np.repeat(h, np.diff(np.r_[new, m]))
         missing = np.flatnonzero(h < 0)
         if missing.size:
             raise _error(line_no[missing[0]], f"the context of this {k}-gram is not listed among the {k - 1}-grams")
