@@ -10,6 +10,7 @@ from seqlearn.ngram import basics
 from seqlearn.ngram.counts import (
     NO_CONTEXT,
     UNSEEN,
+    KeyTable,
     NGramCounts,
     adjusted_counts,
     context_totals,
@@ -154,3 +155,13 @@ def test_number_of_windows_on_a_big_stream():
     for k in range(1, 6):
         windows = np.maximum(lengths + 3 - k, 0).sum() - (len(lengths) if k == 1 else 0)  # (<s>,) is no unigram
         assert int(counts.c[k - 1].sum()) == windows
+
+
+def test_key_table_finds_every_key_and_nothing_else():
+    rng = np.random.default_rng(0)
+    keys = np.unique(rng.integers(0, 2**40, 600_000))  # more keys than one insertion chunk
+    table = KeyTable(keys)
+    assert len(table.slots) >= 2 * len(keys)
+    np.testing.assert_array_equal(table.lookup(keys[::-1]), np.arange(len(keys))[::-1])
+    absent = np.setdiff1d(rng.integers(0, 2**40, 10_000), keys)
+    assert np.all(table.lookup(np.concatenate([absent, [-1, -2]])) == UNSEEN)

@@ -66,6 +66,10 @@ _GOLDEN = np.int64(0x9E3779B97F4A7C15 - 2**64)
 """2^64 / golden ratio (odd; as the int64 with the same bits): the multiplier of Fibonacci hashing."""
 
 
+_INSERT_CHUNK = 1 << 18
+"""Keys inserted into a :class:`KeyTable` at a time."""
+
+
 class KeyTable:
     r"""An open-addressing hash table over distinct int64 keys: ``lookup(q)`` is the i with ``keys[i] == q``.
 
@@ -81,8 +85,12 @@ class KeyTable:
         self.keys = keys = keys.astype(np.int64, copy=False)
         self.bits = max(int(2 * len(keys) - 1).bit_length(), 1)
         self.slots = np.full(1 << self.bits, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64)
-        ids = np.arange(len(keys))
-        slot = self._home(keys)
+        for start in range(0, len(keys), _INSERT_CHUNK):  # chunks bound the temporary arrays
+            self._insert(np.arange(start, min(start + _INSERT_CHUNK, len(keys)), dtype=self.slots.dtype))
+
+    def _insert(self, ids: np.ndarray) -> None:
+        """Put the keys ``keys[ids]`` in the table."""
+        slot = self._home(self.keys[ids])
         while ids.size:  # each round: the keys whose slot is free claim it; the losers probe on
             free = self.slots[slot] == -1
             self.slots[slot[free]] = ids[free]

@@ -353,7 +353,8 @@ class BackoffModel(_BackoffScored):
     r"""A backoff model as listed in an ARPA file (see :mod:`seqlearn.ngram.arpa`).
 
     :math:`\log P(w \mid h) = \log p(h w)` if :math:`h w` is listed, else
-    :math:`\log bo(h) + \log P(w \mid h')`. Build it with :meth:`from_arpa`. The vocabulary
+    :math:`\log bo(h) + \log P(w \mid h')`. Build it with :meth:`from_arpa` (or
+    :func:`read_npz` from seqlearn's binary format). The vocabulary
     is that of the unigrams (``<unk>``, ``<s>``, ``</s>`` first; a special missing from the
     file has probability 0). ``tables_`` holds the listed n-grams and their log10 values.
     """
