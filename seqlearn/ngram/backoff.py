@@ -2,7 +2,8 @@ r"""The compact backoff model every n-gram model that ARPA can hold is scored wi
 
 Per order k it keeps the sorted keys of the listed k-grams (an
 :class:`~seqlearn.ngram.counts.NGramIndex`), their :math:`\log_{10} p` and, below the
-highest order, their :math:`\log_{10} bo`: three flat arrays, about 24 bytes per n-gram.
+highest order, their :math:`\log_{10} bo`: three flat arrays, about 24 bytes per n-gram,
+and the hash table of the keys that lookups go through (8 to 16 bytes per n-gram).
 A model fitted by :mod:`seqlearn.ngram.models` compiles itself into one, and
 :func:`seqlearn.ngram.arpa.parse_arpa` reads one from a file, so both are scored by the
 same code: the backoff rule
