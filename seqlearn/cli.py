@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     gr = sub.add_parser("grade", help="sealed grading of collected submissions (instead of nbgrader autograde)")
     gr.add_argument("assignment", help="e.g. 01_ngram")
-    gr.add_argument("--jobs", type=_positive_int, help="submissions graded at once (default: the CPUs this process may use)")
+    gr.add_argument("--jobs", type=_positive_int, help="submissions graded at once (default: the CPUs it may use)")
     gr.add_argument("--course", metavar="DIR", help="the nbgrader course directory (default: the current one)")
     gr.add_argument("--timeout", type=_positive_seconds, help="seconds per cell (default: Execute.timeout)")
     gr.add_argument("--level", choices=["bwrap", "user", "rlimits"], help="isolation level (default: the strongest)")
