@@ -57,7 +57,7 @@ from seqlearn.ngram import ModifiedKneserNey
 
 ORDERS = (3, 5)
 FALLBACK = (0.5, 1.0, 1.5)
-LMPLZ_EARLIER = "3.9 s CPU for the 5-gram on PTB, an earlier measurement on this kind of machine"
+LMPLZ_EARLIER = "3.9 s CPU for the 5-gram on Penn Treebank, measured earlier on a 2-core machine (not here)"
 
 RUSAGE = """
 import json, resource
@@ -236,7 +236,7 @@ def lmplz(repeats: int, train: Path, tmp: Path) -> dict[int, float] | str:
     """lmplz's CPU seconds for each order (children's rusage), or why there are none."""
     binary = shutil.which("lmplz")
     if binary is None:
-        return f"lmplz is not on the PATH (KenLM's binaries are not on PyPI); the issue's figure is {LMPLZ_EARLIER}"
+        return f"lmplz is not on the PATH (KenLM's binaries are not on PyPI); for reference, lmplz took {LMPLZ_EARLIER}"
     seconds = {}
     for N in ORDERS:
         runs = []

@@ -34,5 +34,5 @@ def test_quick_bench_prints_the_table_against_kenlm_or_why_not():
     else:
         assert "KenLM's Python module is not installed" in out
     if shutil.which("lmplz") is None:
-        assert "lmplz is not on the PATH" in out and "earlier measurement" in out
+        assert "lmplz is not on the PATH" in out and "measured earlier" in out
     assert "\nNLTK:\n" in out and ("5-gram perplexity: NLTK" in out or "NLTK is not installed" in out)
