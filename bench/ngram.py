@@ -21,7 +21,8 @@ of ``--repeats`` runs, all in this one run, with the load average printed.
    model in seqlearn's binary format (``read_npz``; KenLM's own binary format needs its
    ``build_binary``, not on PyPI), then score the
    test text: every token's log-probability in one call (``token_logprobs``), every
-   sentence's in one call (``sentence_logprobs``) and one sentence per call. KenLM has no
+   sentence's in one call (``sentence_logprobs``) and one sentence per call
+   (``sentence_logprob``, plain Python for backoff models). KenLM has no
    batch call: all three are its ``score`` per sentence (the fastest of three passes, as
    for seqlearn).
 3. ``seqlearn ngram perplexity`` of the 5-gram, end to end (time and peak memory).
@@ -114,7 +115,7 @@ batch = fastest(lambda: model.token_logprobs(test))
 sentences = fastest(lambda: model.sentence_logprobs(test))
 start = time.perf_counter()
 for sentence in test:
-    model.sentence_logprobs([sentence])
+    model.sentence_logprob(sentence)
 one = time.perf_counter() - start
 report(load=load_s, load_peak_mib=load_peak, batch=batch, sentences=sentences, one=one, tokens=len(logp),
        log10=float(logp.sum() / math.log(10)))

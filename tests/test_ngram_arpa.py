@@ -451,3 +451,15 @@ def test_a_bad_byte_in_a_later_block_names_its_line(tmp_path, monkeypatch):
     path.write_bytes(HAND_ARPA.replace("a b\t-0.25", "a b\t-0.25\xfe").encode("latin-1"))
     with pytest.raises(ValueError, match=rf"{path}, line 16, column 15: byte 0xfe is not UTF-8"):
         read_arpa(path)
+
+
+@pytest.mark.parametrize("N", [1, 2, 3, 5])
+def test_one_sentence_in_plain_python_equals_the_batch(N):
+    sentences = markov_corpus(N, n_sentences=300)
+    test = [*markov_corpus(90 + N, n_sentences=40), [], ["unknown-word", "w1"], ["w1"] * 12]
+    fitted = ModifiedKneserNey(N, discounts=(0.4, 1.1, 1.8)).fit(sentences)
+    for model in (fitted, read_arpa(io.StringIO(arpa_text(fitted))), MLE(N).fit(sentences), AddK(N).fit(sentences)):
+        one_by_one = [model.sentence_logprob(s) for s in test]
+        np.testing.assert_array_equal(one_by_one, model.sentence_logprobs(test))
+    with pytest.raises(TypeError, match="list of str tokens"):
+        fitted.sentence_logprob("w1 w2")

@@ -165,3 +165,11 @@ def test_key_table_finds_every_key_and_nothing_else():
     np.testing.assert_array_equal(table.lookup(keys[::-1]), np.arange(len(keys))[::-1])
     absent = np.setdiff1d(rng.integers(0, 2**40, 10_000), keys)
     assert np.all(table.lookup(np.concatenate([absent, [-1, -2]])) == UNSEEN)
+
+
+def test_key_table_find_is_lookup_in_plain_python():
+    rng = np.random.default_rng(1)
+    keys = np.unique(rng.integers(0, 2**40, 5_000))
+    table = KeyTable(keys)
+    queries = np.concatenate([keys[::7], rng.integers(0, 2**40, 500)])
+    assert [table.find(int(q)) for q in queries] == table.lookup(queries).tolist()

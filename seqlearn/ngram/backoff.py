@@ -28,7 +28,7 @@ from .counts import NGramIndex, take
 
 __all__ = ["BackoffTables"]
 
-BOS = Vocab.bos_id
+BOS, EOS = Vocab.bos_id, Vocab.eos_id
 
 
 @dataclass
@@ -78,6 +78,36 @@ class BackoffTables:
         """log10 P(w | h) of queries given by word ids ``w`` (m,) and context ids ``ctx`` (K, m)."""
         g = np.stack([w, *(self.index.lookup(k, ctx[k - 1], w) for k in range(2, len(ctx) + 1))])
         return self.backoff(g, ctx[1:])
+
+    def sentence(self, words: list[int]) -> list[float]:
+        """log10 P of each word of one sentence and of its ``</s>``, in plain Python (no NumPy call).
+
+        ``words``: word ids. The same rule as :meth:`backoff`, one token at a time, for a short
+        input where NumPy's fixed cost per call would dominate. ``ends[k-1]`` is the id of
+        the k-gram ending at the previous token (negative if not listed; after ``<s>`` only
+        the unigram), so the context of order k is ``ends[k-2]``.
+        """
+        N, V = self.order, self.index.V
+        p, bo = self._values()
+        tables = [None, None, *(self.index.table(k) if self.index.size(k) else None for k in range(2, N + 1))]
+        ends = [BOS] + [-1] * (N - 1)
+        out: list[float] = []
+        for w in [*words, EOS]:
+            log10, found = p[0][w], [w]
+            for k in range(2, N + 1):
+                h, table = ends[k - 2], tables[k]
+                g = table.find(h * V + w) if h >= 0 and table is not None else -1
+                log10 = p[k - 1][g] if g >= 0 else log10 + bo[k - 2][h] if h >= 0 else log10
+                found.append(g)
+            out.append(log10)
+            ends = found
+        return out
+
+    def _values(self) -> tuple[list[memoryview], list[memoryview]]:
+        """``log10_p`` and ``log10_bo`` as memoryviews (Python floats by index), made on the first call."""
+        if not hasattr(self, "_views"):
+            self._views = [x.data for x in self.log10_p], [x.data for x in self.log10_bo]
+        return self._views
 
     def stream(self, stream: np.ndarray) -> np.ndarray:
         """log10 P of every predicted token (not ``<s>``) of an encoded stream; shape ``(T',)``.

@@ -178,6 +178,14 @@ class LanguageModel:
         sentence = np.cumsum(stream == BOS)[stream != BOS] - 1  # (T,) sentence of each predicted token
         return np.bincount(sentence, weights=self.token_logprobs(stream), minlength=int((stream == BOS).sum()))
 
+    def sentence_logprob(self, sentence) -> float:
+        r"""Natural-log probability of one sentence (a list of str tokens; unknown ones are ``<unk>``).
+
+        The same number as ``sentence_logprobs([sentence])[0]``; backoff models compute it
+        in plain Python, without NumPy's fixed cost per call (for scoring sentences one by one).
+        """
+        return float(self.sentence_logprobs([sentence])[0])
+
     def logprob(self, data) -> float:
         """Natural-log probability of the whole corpus ``data`` (sum over its tokens)."""
         return float(self.token_logprobs(data).sum())

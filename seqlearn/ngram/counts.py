@@ -62,8 +62,10 @@ def _valid_windows(b: np.ndarray, k: int) -> np.ndarray:
     return b[k : T + 1] - b[1 : T - k + 2] == 0
 
 
-_GOLDEN = np.int64(0x9E3779B97F4A7C15 - 2**64)
-"""2^64 / golden ratio (odd; as the int64 with the same bits): the multiplier of Fibonacci hashing."""
+_GOLDEN_INT = 0x9E3779B97F4A7C15
+"""2^64 / golden ratio, odd: the multiplier of Fibonacci hashing."""
+_GOLDEN = np.int64(_GOLDEN_INT - 2**64)
+"""The same bits as an int64 (NumPy's product wraps modulo 2^64)."""
 
 
 _INSERT_CHUNK = 1 << 18
@@ -121,6 +123,21 @@ class KeyTable:
             todo, slot = todo[more], slot[more]
         return out
 
+    def find(self, key: int) -> int:
+        """:meth:`lookup` of one key in plain Python (no NumPy call): its position, or ``UNSEEN``.
+
+        Reads the table through memoryviews, made on the first call.
+        """
+        if not hasattr(self, "_views"):
+            self._views = self.slots.data, self.keys.data, len(self.slots) - 1, 64 - self.bits
+        slots, keys, mask, shift = self._views
+        slot = ((key * _GOLDEN_INT) & 0xFFFFFFFFFFFFFFFF) >> shift
+        while (i := slots[slot]) >= 0:
+            if keys[i] == key:
+                return i
+            slot = (slot + 1) & mask
+        return UNSEEN
+
 
 class NGramIndex:
     """The n-grams of orders 1..N, as sorted hierarchical keys (see the module docstring).
@@ -170,15 +187,15 @@ class NGramIndex:
         h = np.asarray(h, dtype=np.int64)
         if len(self.keys[k - 1]) == 0:
             return np.full(np.broadcast_shapes(h.shape, np.shape(w)), UNSEEN, dtype=np.int64)
-        return self._table(k).lookup(np.where(h >= 0, h * self.V + w, -1))  # key -1: found nowhere
+        return self.table(k).lookup(np.where(h >= 0, h * self.V + w, -1))  # key -1: found nowhere
 
     def prepare(self) -> None:
         """Build the hash tables of every order now (otherwise each is built by its first lookup)."""
         for k in range(1, self.order + 1):
             if len(self.keys[k - 1]):
-                self._table(k)
+                self.table(k)
 
-    def _table(self, k: int) -> KeyTable:
+    def table(self, k: int) -> KeyTable:
         """The hash table of the k-gram keys (built on first use)."""
         if k not in self._tables:
             self._tables[k] = KeyTable(self.keys[k - 1])

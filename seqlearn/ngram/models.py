@@ -45,7 +45,7 @@ from ..data.vocab import Vocab
 from ..validation import choice, real, real_array
 from .arpa import parse_arpa
 from .backoff import BackoffTables
-from .base import BOS, Estimator, LanguageModel, as_stream, check_order
+from .base import BOS, UNK, Estimator, LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, NGramCounts, adjusted_counts, context_totals, count_of_counts, take
 from .npz import parse_npz
 
@@ -139,6 +139,15 @@ class _BackoffScored(LanguageModel):
 
     def _backoff_tables(self):
         return self.tables_
+
+    def sentence_logprob(self, sentence) -> float:
+        self._check_fitted()
+        if isinstance(sentence, str) or not all(isinstance(t, str) for t in sentence):
+            raise TypeError("sentence must be a list of str tokens (use seqlearn.data.tokenize(text))")
+        total = 0.0
+        for log10 in self.tables_.sentence([self.vocab_.stoi.get(t, UNK) for t in sentence]):
+            total += log10 * LN10  # token by token, as sentence_logprobs adds them up
+        return total
 
 
 class InterpolatedModel(_BackoffScored):
