@@ -246,9 +246,9 @@ class _Lines:
 
     Whitespace is every byte up to 32 (space, tab, newline, carriage return and the other
     control characters). ``buf``: the bytes (after a newline, with 8 zero bytes appended);
-    ``start``, ``end`` (shape ``(t,)``):
-    each token's byte range; ``first``, ``count`` (shape ``(n,)``): per line, the index of
-    its first token and its number of tokens. Lines are numbered from ``line0`` (1-based).
+    ``start``, ``end`` (shape ``(t,)``): each token's byte range in ``buf``; ``first``,
+    ``count`` (shape ``(n,)``): per line, the index of its first token and its number of
+    tokens. Lines are numbered from ``line0`` (1-based).
     """
 
     def __init__(self, block: bytes, line0: int):
@@ -332,7 +332,7 @@ class _WordIds:
         self.table = KeyTable(hashes)
 
     def _hash(self, rows: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """A 64-bit hash of each padded row and its length (xor-multiply per 8 bytes, then a final mix)."""
+        """A 64-bit hash of each padded row and its length (xor, multiply and shift per 8 bytes)."""
         h = (length.astype(np.uint64) + np.uint64(self.salt)) * np.uint64(0xFF51AFD7ED558CCD)
         for c in range(rows.shape[1]):
             h = (h ^ rows[:, c]) * np.uint64(0xC4CEB9FE1A85EC53)
