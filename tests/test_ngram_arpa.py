@@ -425,6 +425,54 @@ def test_numbers_are_written_exactly():
     ]  # fmt: skip
 
 
+def parse_fixed_point(texts: list[str]):
+    """``_fixed_point`` on the tokens ``texts``, laid out as the reader lays out a block."""
+    from seqlearn.ngram.arpa import _fixed_point
+
+    buf = np.frombuffer(b"\n" + " ".join(texts).encode() + b"\n" + bytes(8), np.uint8)
+    words8 = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    space = buf <= 32
+    edges = np.flatnonzero(space[1:] != space[:-1]) + 1
+    return _fixed_point(buf, words8, edges[0::2], edges[1::2])
+
+
+def random_decimals(rng, n: int) -> list[str]:
+    """Decimal texts [-]I[.F] with 0-2 integer digits and 0-22 decimals (leading zeros included)."""
+    texts = []
+    for _ in range(n):
+        i, f = rng.integers(0, 3), rng.integers(0, 23)
+        head = "".join(map(str, rng.integers(0, 10, i))) or ("" if f else "7")
+        tail = "." + "".join(map(str, rng.integers(0, 10, f))) if f or rng.random() < 0.3 else ""
+        texts.append(("-" if rng.random() < 0.5 else "") + head + tail)
+    return texts
+
+
+def test_fixed_point_numbers_are_read_correctly_rounded():
+    """Bit for bit Python's float(): the writer's texts, random decimals, and 17-digit integers over 2^53."""
+    rng = np.random.default_rng(1)
+    x = np.concatenate([-rng.random(50_000) * 6, -(10.0 ** rng.uniform(-5, 2, 50_000)), [-99.0, 0.0, -1.0]])
+    chars, start, end = format_log10(x)
+    written = [chars.ravel()[a:b].tobytes().decode() for a, b in zip(start.tolist(), end.tolist())]
+    big = [
+        f"{M // 10**f}.{M % 10**f:0{f}d}"
+        for M, f in zip(rng.integers(2**53, 10**17, 20_000), rng.integers(15, 18, 20_000))
+    ]
+    # the writer's texts all take this path; random ones with more than 18 significant digits do not
+    for texts, taken in ((written, 0.9999), (random_decimals(rng, 50_000), 0.75), (big, 0.9999)):
+        value, ok = parse_fixed_point(texts)
+        assert ok.mean() > taken
+        expected = np.array([float(t) for t in texts])
+        np.testing.assert_array_equal(value[ok].view(np.int64), expected[ok].view(np.int64))
+
+
+def test_other_number_layouts_are_left_to_the_full_parser():
+    texts = ["-", "1e-05", "+1.5", "123", "1.5.3", "nan", "-inf", "1.2x", "0." + "1" * 23, "9007199254740993"]
+    assert not parse_fixed_point(texts)[1].any()
+    value, ok = parse_fixed_point([".5", "5.", "-0", "-99", "0.9007199254740993"])
+    assert ok.all() and value.tolist() == [0.5, 5.0, -0.0, -99.0, 0.9007199254740993]
+    assert math.copysign(1, value[2]) == -1
+
+
 def test_reading_in_small_blocks_gives_the_same_model(monkeypatch):
     from seqlearn.ngram import arpa
 

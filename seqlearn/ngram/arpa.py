@@ -23,8 +23,9 @@ formats every number of a block of n-grams at once (:func:`format_log10`: 17 sig
 digits by exact integer arithmetic, so reading gives back the same float64 bit for bit)
 and assembles the lines by one gather from the word and number texts. Reading streams the
 file in blocks of lines (memory bounded by the model, not the file), finds the fields by
-their whitespace boundaries, parses the numbers of a whole block with one conversion and
-maps words to ids through a hash of their bytes (:class:`_WordIds`).
+their whitespace boundaries, parses the numbers of a whole block at once (fixed-point texts
+eight digits at a time and correctly rounded, :func:`_fixed_point`; any other layout by one
+NumPy conversion) and maps words to ids through a hash of their bytes (:class:`_WordIds`).
 """
 
 from __future__ import annotations
@@ -291,10 +292,16 @@ class _Lines:
         """The tokens as float64; ``ValueError`` at the line of the first that is not a number."""
         n = self.end[tokens] - self.start[tokens]
         width = -(-int(n.max(initial=1)) // 8) * 8
+        value, ok = _fixed_point(self.buf, self.words8, self.start[tokens], self.end[tokens])
+        rest = np.flatnonzero(~ok)
+        if rest.size == 0:
+            return value
+        tokens = tokens[rest]
         try:
             if width > 64:
                 raise ValueError
-            return self.padded(tokens, width).view(f"S{width}").ravel().astype(np.float64)
+            value[rest] = self.padded(tokens, width).view(f"S{width}").ravel().astype(np.float64)
+            return value
         except ValueError:
             for t in tokens.tolist():
                 text = self.buf[self.start[t] : self.end[t]].tobytes().decode("utf-8")
@@ -302,6 +309,93 @@ class _Lines:
                     line = int(np.searchsorted(self.first, t, side="right")) - 1
                     raise _error(self.line0 + line, f"{text!r} is not a number") from None
             raise
+
+
+_ZEROS8 = np.uint64(0x3030303030303030)  # "00000000"
+_HIGH_NIBBLES = np.uint64(0xF0F0F0F0F0F0F0F0)
+_POW10_U = np.array([10**i for i in range(19)], dtype=np.uint64)
+_TWO_53 = np.uint64(2**53)
+
+
+def _eight_digits(word: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``n`` ASCII digits of each little-endian 8-byte ``word``, the rest read as zeros.
+
+    Returns ``(value, ok)``: the 8-digit integer (uint64; the first byte is the most
+    significant digit) and whether those ``n`` bytes were all digits. Three multiply-shift
+    steps combine pairs, quadruples and octets of digits (SWAR, as fast number parsers do).
+    """
+    keep_bytes = np.clip(n, 0, 8).astype(np.uint64)
+    keep = np.where(keep_bytes == 8, ~np.uint64(0), (np.uint64(1) << (np.uint64(8) * keep_bytes)) - np.uint64(1))
+    w = (word & keep) | (_ZEROS8 & ~keep)
+    ok = ((w & _HIGH_NIBBLES) == _ZEROS8) & (((w + np.uint64(0x0606060606060606)) & _HIGH_NIBBLES) == _ZEROS8)
+    v = w - _ZEROS8
+    v = ((v * np.uint64(10)) + (v >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    v = ((v * np.uint64(100)) + (v >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+    return ((v * np.uint64(10_000)) + (v >> np.uint64(32))) & np.uint64(0xFFFFFFFF), ok
+
+
+def _decimal_quotient(M: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Correctly rounded :math:`M / 10^f` for integers ``M`` < 2^63 (uint64) and f <= 22; ``(value, ok)``.
+
+    :math:`10^f` is a float64 exactly, so for :math:`M \le 2^{53}` one division rounds the exact
+    quotient once. Above, :math:`M = M_h + M_l` (float64 and a small exact rest), :math:`q = fl(M_h / P)`,
+    the remainder :math:`r = M_h - qP` exactly (Dekker's product) and the quotient is
+    :math:`q + (r + M_l)/P` to about :math:`2^{-51}` ulp; its rounding is the correct one
+    unless it lies that close to a midpoint between two float64 (or at a power of two), the
+    rows ``ok`` is False for (of the order of one in :math:`10^{9}`).
+    """
+    P = _POW10[f]
+    Mh = M.astype(np.float64)
+    Ml = (M.astype(np.int64) - Mh.astype(np.int64)).astype(np.float64)  # |Ml| <= 512, exact
+    q = Mh / P
+    qP, qP_err = _two_product(q, P)
+    c = (((Mh - qP) - qP_err) + Ml) / P
+    t = q + c
+    e = (q - t) + c  # q + c = t + e
+    ulp = np.spacing(np.abs(t))
+    near_midpoint = np.abs(np.abs(e) - ulp / 2) <= ulp * 2.0**-30
+    at_power_of_two = np.frexp(t)[0] == 0.5
+    exact = M <= _TWO_53  # M and 10^f exact: one rounding
+    return np.where(exact, Mh / P, t), exact | ~(near_midpoint | at_power_of_two)
+
+
+def _fixed_point(buf: np.ndarray, words8: np.ndarray, start: np.ndarray, end: np.ndarray):
+    r"""Parse tokens ``[-]I[.F]`` (I at most two digits, F at most 22) without a per-number conversion.
+
+    ``buf``: the bytes; ``words8``: the little-endian uint64 at every offset of ``buf``;
+    ``start``, ``end``: each token's byte range. Returns ``(value, ok)``: the float64 of
+    each token, correctly rounded (equal bit for bit to ``float(text)``), where ``ok``; the
+    other tokens (another layout, too many digits, not a number, or a quotient too close to
+    a rounding boundary) are left to :meth:`numpy.ndarray.astype`. The integer
+    :math:`M = I\,10^{|F|} + F` is read eight digits at a time (:func:`_eight_digits`), then
+    divided by :math:`10^{|F|}` (:func:`_decimal_quotient`).
+    """
+    negative = buf[start] == ord("-")
+    s = start + negative
+    digit = [(buf[s + i] - np.uint8(48)) < 10 for i in range(3)]
+    L = np.where(~digit[0], 0, np.where(~digit[1], 1, np.where(~digit[2], 2, 3)))
+    d0, d1 = buf[s].astype(np.uint64) - np.uint64(48), buf[s + 1].astype(np.uint64) - np.uint64(48)
+    I = np.where(L == 2, d0 * np.uint64(10) + d1, np.where(L == 1, d0, np.uint64(0)))
+    point = s + L
+    has_point = (point < end) & (buf[np.minimum(point, len(buf) - 1)] == ord("."))
+    f = np.where(has_point, end - point - 1, 0)
+    ok = (L <= 2) & (L + f >= 1) & ((point == end) | has_point) & (f <= 22)
+    f = np.minimum(f, 22)
+    last = len(words8) - 1
+    v0, ok0 = _eight_digits(words8[np.minimum(point + 1, last)], f)
+    v1, ok1 = _eight_digits(words8[np.minimum(point + 9, last)], f - 8)
+    v2, ok2 = _eight_digits(words8[np.minimum(point + 17, last)], f - 16)
+    head = v0 * np.uint64(100_000_000) + v1  # the first 16 digits of F, zero padded
+    F = np.where(
+        f <= 16,
+        head // _POW10_U[np.clip(16 - f, 0, 16)],
+        head * _POW10_U[np.clip(f - 16, 0, 6)] + v2 // _POW10_U[np.clip(24 - f, 2, 8)],
+    )
+    size = I.astype(np.float64) * _POW10[f] + head.astype(np.float64) * _POW10[np.clip(f - 16, 0, 6)]  # >= M
+    ok &= ok0 & ok1 & ok2 & (size < 2.0**62)
+    M = np.where(ok, I * _POW10_U[np.minimum(f, 18)] + F, np.uint64(0))
+    value, exact = _decimal_quotient(M, f)
+    return np.where(negative, -value, value), ok & exact
 
 
 def _is_number(text: str) -> bool:
