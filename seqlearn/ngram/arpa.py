@@ -290,13 +290,12 @@ class _Lines:
 
     def numbers(self, tokens: np.ndarray) -> np.ndarray:
         """The tokens as float64; ``ValueError`` at the line of the first that is not a number."""
-        n = self.end[tokens] - self.start[tokens]
-        width = -(-int(n.max(initial=1)) // 8) * 8
         value, ok = _fixed_point(self.buf, self.words8, self.start[tokens], self.end[tokens])
         rest = np.flatnonzero(~ok)
         if rest.size == 0:
             return value
         tokens = tokens[rest]
+        width = -(-int((self.end[tokens] - self.start[tokens]).max()) // 8) * 8
         try:
             if width > 64:
                 raise ValueError
