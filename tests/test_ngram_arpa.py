@@ -482,6 +482,19 @@ def test_reading_in_small_blocks_gives_the_same_model(monkeypatch):
     assert parse_arpa(io.StringIO(text)).entries() == whole
 
 
+def test_sections_in_any_order_give_the_same_model():
+    """Our files list each section in key order (read without sorting); a shuffled file is sorted on reading."""
+    text = arpa_text(ModifiedKneserNey(3, discounts=(0.5, 1, 1.5)).fit(markov_corpus(4)))
+    rng = np.random.default_rng(0)
+    head, *sections = text.split("\n\n")
+    shuffled = [section.split("\n") for section in sections[:-1]]  # the last holds \end\
+    for lines in shuffled:
+        lines[1:] = [lines[1:][i] for i in rng.permutation(len(lines) - 1)]  # the entries after the mark
+    text_shuffled = "\n\n".join([head, *("\n".join(lines) for lines in shuffled), sections[-1]])
+    assert text_shuffled != text and sorted(text_shuffled.split("\n")) == sorted(text.split("\n"))
+    assert parse_arpa(io.StringIO(text_shuffled)).entries() == parse_arpa(io.StringIO(text)).entries()
+
+
 def test_other_writers_layouts_are_read():
     """Spaces for tabs, CRLF line ends, blank lines inside a section, backoffs left out, no final newline."""
     text = HAND_ARPA.replace("\t", " ").replace("\n\\2-grams:", "\n\n\\2-grams:").replace("-0.3\t<s> a\t-0.1", "")

@@ -565,7 +565,8 @@ class _Reader:
                 lines.line0 + rows[bad[0]],
                 f"a {k}-gram line needs a log10 probability, {k} words and an optional backoff",
             )
-        line_no = lines.line0 + rows
+        line_no = lines.line0 + rows  # kept for error messages: int32 while the line numbers fit
+        line_no = line_no.astype(np.int32) if lines.line0 + len(lines) < 2**31 else line_no
         has_bo = count == k + 2
         numbers = lines.numbers(np.concatenate([first, first[has_bo] + k + 1]))  # one conversion for both
         log10_p, log10_bo = numbers[: len(rows)], np.zeros(len(rows))
@@ -647,8 +648,11 @@ class _Reader:
         return BackoffTables(self.vocab, self.index, self.log10_p, self.log10_bo)
 
 
-def _sorted(keys: np.ndarray, section: _Section) -> tuple[np.ndarray, np.ndarray]:
-    """``keys`` sorted, and the sorting permutation; ``ValueError`` at the line of an n-gram listed twice."""
+def _sorted(keys: np.ndarray, section: _Section) -> tuple[np.ndarray, np.ndarray | slice]:
+    """``keys`` sorted, and the sorting permutation (``slice(None)`` for keys already in order, as a
+    sorted file lists them); ``ValueError`` at the line of an n-gram listed twice."""
+    if np.all(keys[1:] > keys[:-1]):
+        return keys, slice(None)
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     repeated = np.flatnonzero(keys[1:] == keys[:-1])
