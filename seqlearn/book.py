@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .notebooks import RunReport, _install_mathjax, chapter_paths, course_root, execute_notebook
+from .notebooks import RunReport, chapter_paths, course_root, execute_notebook, install_mathjax
 from .release import SolutionLeak, holds_solutions
 
 __all__ = [
@@ -235,7 +235,7 @@ def build_book(
     (source / "book.json").write_text(json.dumps({"repository": repository, "branch": branch}), "utf-8")
     (source / "index.md").write_text(_index_page(root, list(titles), exercises), "utf-8")
     (source / "bibliography.md").write_text(_bibliography_page(gather_references(chapters), titles), "utf-8")
-    _install_mathjax(source / "_static")
+    install_mathjax(source / "_static")
     shutil.rmtree(html, ignore_errors=True)
     _sphinx(source, html, partial=len(chapters) < len(chapter_paths(root)))
     return BookReport(html / "index.html", runs)

@@ -27,6 +27,7 @@ __all__ = [
     "course_root",
     "chapter_paths",
     "execute_notebook",
+    "install_mathjax",
     "Quote",
     "quotes",
 ]
@@ -276,14 +277,14 @@ def _check_writable_dir(out_dir) -> None:
 def _write_html(nb, stem: str, html_dir) -> Path:
     """Write ``nb`` as ``html_dir/<stem>.html``, a page that needs no network to read.
 
-    MathJax is served from ``html_dir/mathjax/`` (see :func:`_install_mathjax`), the scripts
+    MathJax is served from ``html_dir/mathjax/`` (see :func:`install_mathjax`), the scripts
     the lab template would load from CDNs (require.js, mermaid.js, the widget manager) are
     left out, and widget outputs show their static ``image/png`` (explorers made with
     :func:`seqlearn.viz.explorer` carry one) instead of the live widget view.
     """
     out = Path(html_dir) / f"{stem}.html"
     out.parent.mkdir(parents=True, exist_ok=True)
-    _install_mathjax(out.parent)
+    install_mathjax(out.parent)
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
     body, _ = _offline_exporter().from_notebook_node(nb, resources={"metadata": {"name": stem}})
@@ -324,7 +325,7 @@ def _tree(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
 
 
-def _install_mathjax(html_dir: Path) -> Path:
+def install_mathjax(html_dir: Path) -> Path:
     """Copy MathJax into ``html_dir/mathjax/`` unless a complete copy is already there.
 
     The copy is made in a temporary directory next to it and renamed into place, so an
