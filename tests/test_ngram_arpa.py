@@ -480,6 +480,14 @@ def test_reading_in_small_blocks_gives_the_same_model(monkeypatch):
     whole = parse_arpa(io.StringIO(text)).entries()
     monkeypatch.setattr(arpa, "_BLOCK_BYTES", 64)  # sections and lines split across many blocks
     assert parse_arpa(io.StringIO(text)).entries() == whole
+    monkeypatch.setattr(arpa, "_FIRST_ROWS", 3)  # and the columns grow many times
+    assert parse_arpa(io.StringIO(text)).entries() == whole
+
+
+def test_a_header_announcing_more_than_the_file_holds_is_refused_without_reserving_it():
+    huge = 10**15  # 8 PB per column if it were reserved
+    with pytest.raises(ValueError, match=rf"the 3-grams section \(from line 19\) has 1 entries; .* announces {huge}"):
+        read_arpa(corrupt("ngram 3=1", f"ngram 3={huge}"))
 
 
 def test_sections_in_any_order_give_the_same_model():
