@@ -112,7 +112,9 @@ class Vocab:
         if max_size is not None:
             max_size = integer(max_size, "max_size", low=0)
         sentences = _sentence_list(sentences)
-        counts = Counter(t for s in sentences for t in s if t not in SPECIALS)
+        counts = Counter(chain.from_iterable(sentences))  # counted in C; the specials dropped after
+        for special in SPECIALS:
+            counts.pop(special, None)
         if not counts:
             raise ValueError("cannot build a vocabulary from an empty corpus (no tokens)")
         kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))

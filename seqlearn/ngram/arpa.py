@@ -59,13 +59,14 @@ _BLOCK_BYTES = 1 << 20
 
 @contextlib.contextmanager
 def _writing(file):
-    """Yield a text file object to write: an open file as it is, or for a path a temporary file
-    beside it that replaces the path only when the block completes (never a half-written file)."""
+    """Yield a function that writes bytes of UTF-8 text to ``file``: to an open text file as text, or
+    for a path to a temporary file beside it that replaces the path only when the block completes
+    (never a half-written file)."""
     if not isinstance(file, (str, os.PathLike)):
-        yield file
+        yield lambda data: file.write(data.decode("utf-8"))
         return
-    with replacing(file) as tmp, open(tmp, "x", encoding="utf-8") as f:
-        yield f
+    with replacing(file) as tmp, open(tmp, "xb") as f:
+        yield f.write
 
 
 _DIGITS = 17
@@ -169,25 +170,25 @@ def _gather(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> bytes:
     return src[shift].tobytes()
 
 
-def _section_text(words: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray | None, vocab_text) -> str:
-    """The lines ``p<TAB>w_1 ... w_k[<TAB>bo]`` of a block of n-grams; ``words`` (b, k) ids."""
+def _section_text(words: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray | None, vocab_text) -> bytes:
+    """The lines ``p<TAB>w_1 ... w_k[<TAB>bo]`` of a block of n-grams (UTF-8); ``words`` (b, k) ids."""
     text, word_start, word_len = vocab_text
     b, k = words.shape
     numbers = [format_log10(log10_p), *([] if log10_bo is None else [format_log10(log10_bo)])]
     src = np.concatenate([text, np.frombuffer(b"\t \n", np.uint8), *(chars.ravel() for chars, _, _ in numbers)])
     tab, space, newline = len(text), len(text) + 1, len(text) + 2
-    number_at = [len(text) + 3 + i * b * _WIDTH + start for i, (_, start, _) in enumerate(numbers)]
-    number_len = [end - start for _, start, end in numbers]
-    starts = [number_at[0], np.full(b, tab)]
-    lengths = [number_len[0], np.ones(b, dtype=np.int64)]
+    # the line's pieces in columns: p, tab, (w_j, space or tab) for j = 1..k, [bo, tab]
+    starts = np.empty((b, 2 * (k + len(numbers))), dtype=np.int64)
+    lengths = np.empty_like(starts)
+    for i, (_, start, end) in enumerate(numbers):
+        column = 0 if i == 0 else 2 * (k + 1)
+        starts[:, column], lengths[:, column] = len(text) + 3 + i * b * _WIDTH + start, end - start
     for j in range(k):
-        starts += [word_start[words[:, j]], np.full(b, space if j < k - 1 else tab)]
-        lengths += [word_len[words[:, j]], np.ones(b, dtype=np.int64)]
-    if log10_bo is not None:
-        starts += [number_at[1], np.full(b, tab)]
-        lengths += [number_len[1], np.ones(b, dtype=np.int64)]
-    starts[-1][:], lengths[-1][:] = newline, 1  # the last separator of a line is its newline
-    return _gather(src, np.stack(starts, axis=1).ravel(), np.stack(lengths, axis=1).ravel()).decode("utf-8")
+        starts[:, 2 + 2 * j], lengths[:, 2 + 2 * j] = word_start[words[:, j]], word_len[words[:, j]]
+    starts[:, 1::2], lengths[:, 1::2] = tab, 1
+    starts[:, 3 : 2 * k : 2] = space  # between the words
+    starts[:, -1] = newline  # the last separator of a line is its newline
+    return _gather(src, starts.ravel(), lengths.ravel())
 
 
 def _vocab_text(vocab: Vocab) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -205,16 +206,16 @@ def write_arpa(file, tables: BackoffTables) -> None:
     """
     index, N = tables.index, tables.order
     vocab_text = _vocab_text(tables.vocab)
-    with _writing(file) as f:
-        f.write("\\data\\\n" + "".join(f"ngram {k}={index.size(k)}\n" for k in range(1, N + 1)))
+    with _writing(file) as write:
+        write(("\\data\\\n" + "".join(f"ngram {k}={index.size(k)}\n" for k in range(1, N + 1))).encode())
         for k in range(1, N + 1):
-            f.write(f"\n\\{k}-grams:\n")
+            write(f"\n\\{k}-grams:\n".encode())
             words = index.words(k)  # (n_k, k)
             for a in range(0, index.size(k), _BLOCK_LINES):
                 rows = slice(a, a + _BLOCK_LINES)
                 bo = tables.log10_bo[k - 1][rows] if k < N else None
-                f.write(_section_text(words[rows], tables.log10_p[k - 1][rows], bo, vocab_text))
-        f.write("\n\\end\\\n")
+                write(_section_text(words[rows], tables.log10_p[k - 1][rows], bo, vocab_text))
+        write(b"\n\\end\\\n")
 
 
 # -- reading ----------------------------------------------------------------------------------
