@@ -16,7 +16,11 @@ of ``--repeats`` runs, all in this one run, with the load average printed.
 1. Estimate a modified Kneser-Ney 3- and 5-gram model and write it as ARPA:
    ``seqlearn ngram estimate --discount-fallback`` (wall time of the whole command, its CPU
    time and peak memory) against KenLM's ``lmplz --discount_fallback`` when it is on the
-   PATH (its Python module cannot estimate; ``lmplz`` is not on PyPI).
+   PATH or built by ``bench/build_lmplz.sh`` (its Python module cannot estimate; ``lmplz``
+   is not on PyPI). lmplz is given as much memory (``-S``) as seqlearn's estimate used at
+   its peak: by default it reserves 80% of the machine's memory, and faulting in that
+   buffer can cost it more time than the estimate itself (15 s instead of 2 s on a 24 GB
+   machine).
 2. Load each ARPA file (seqlearn's ``read_arpa``, KenLM's ``kenlm.Model``), and the same
    model in seqlearn's binary format (``read_npz``; KenLM's own binary format needs its
    ``build_binary``, not on PyPI), then score the
@@ -35,10 +39,11 @@ of ``--repeats`` runs, all in this one run, with the load average printed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
-import resource
+import re
 import shutil
 import statistics
 import subprocess
@@ -56,6 +61,7 @@ from seqlearn.data.synthetic import MarkovSource
 from seqlearn.data.vocab import read_sentences
 from seqlearn.ngram import ModifiedKneserNey
 
+ROOT = Path(__file__).resolve().parents[1]
 ORDERS = (3, 5)
 FALLBACK = (0.5, 1.0, 1.5)
 LMPLZ_EARLIER = "3.9 s CPU for the 5-gram on Penn Treebank, measured earlier on a 2-core machine (not here)"
@@ -233,22 +239,52 @@ def estimate(repeats: int, train: Path, tmp: Path) -> dict[int, dict]:
     return {N: median_run(repeats, ESTIMATE, N, train, tmp / f"model{N}.arpa") for N in ORDERS}
 
 
-def lmplz(repeats: int, train: Path, tmp: Path) -> dict[int, float] | str:
-    """lmplz's CPU seconds for each order (children's rusage), or why there are none."""
-    binary = shutil.which("lmplz")
+def watched(command: list[str]) -> tuple[str, float]:
+    """Run ``command``; its standard error and its peak resident memory (MiB).
+
+    The peak is the process's own ``VmHWM``, read every few milliseconds while it runs (its
+    ``ru_maxrss`` would include the size of this process, which it was forked from).
+    """
+    with tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        peak = 0.0
+        while process.poll() is None:
+            with contextlib.suppress(OSError, StopIteration), open(f"/proc/{process.pid}/status") as status:
+                peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+            time.sleep(0.005)
+        if process.returncode != 0:
+            raise subprocess.CalledProcessError(process.returncode, command)
+        err.seek(0)
+        return err.read(), peak
+
+
+def lmplz_binary() -> str | None:
+    """KenLM's lmplz: on the PATH, or built by ``bench/build_lmplz.sh`` into ``build/kenlm``."""
+    built = ROOT / "build" / "kenlm" / "build" / "bin" / "lmplz"
+    return shutil.which("lmplz") or (str(built) if built.exists() else None)
+
+
+def lmplz(repeats: int, train: Path, tmp: Path, est: dict[int, dict]) -> dict[int, dict] | str:
+    """lmplz for each order (wall, CPU and peak memory from its own report), given as much memory
+    (``-S``) as seqlearn's estimate of that order peaked at; or why there is none."""
+    binary = lmplz_binary()
     if binary is None:
-        return f"lmplz is not on the PATH (KenLM's binaries are not on PyPI); for reference, lmplz took {LMPLZ_EARLIER}"
-    seconds = {}
+        return (
+            "lmplz is absent (KenLM's binaries are not on PyPI: bench/build_lmplz.sh builds it); "
+            f"for reference, lmplz took {LMPLZ_EARLIER}"
+        )
+    results = {}
     for N in ORDERS:
+        memory = f"{max(int(est[N]['peak_mib']), 64)}M"
         runs = []
         for _ in range(repeats):
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            command = [binary, "-o", str(N), "--discount_fallback", "-T", str(tmp), "--text", str(train)]
-            subprocess.run([*command, "--arpa", str(tmp / "lmplz.arpa")], check=True, capture_output=True)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            runs.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-        seconds[N] = statistics.median(runs)
-    return seconds
+            command = [binary, "-o", str(N), "-S", memory, "--discount_fallback", "-T", str(tmp)]
+            command += ["--text", str(train), "--arpa", str(tmp / "lmplz.arpa")]
+            stderr, peak = watched(command)
+            report = dict(re.findall(r"(\w+):([\d.]+)", stderr.splitlines()[-1]))  # "... CPU:<s> real:<s>"
+            runs.append({"wall": float(report["real"]), "cpu": float(report["CPU"]), "peak_mib": peak})
+        results[N] = {key: statistics.median(run[key] for run in runs) for key in runs[0]} | {"memory": memory}
+    return results
 
 
 def query(repeats: int, test: Path, tmp: Path) -> tuple[dict, dict | str]:
@@ -306,14 +342,16 @@ def table(est, lm, ours, kenlm, ppl) -> None:
                 )
             )
     for N in ORDERS:
-        e = est[N]
-        theirs = f"lmplz {lm[N]:.2f} s CPU" if isinstance(lm, dict) else "lmplz absent (see below)"
+        e, k = est[N], lm[N] if isinstance(lm, dict) else None
         rows.append(
             (
                 f"estimate MKN {N}-gram -> ARPA (CLI)",
                 f"{fmt_time(e['wall'])} wall, {e['cpu']:.2f} s CPU, peak {e['peak_mib']:.0f} MiB",
-                theirs,
-                ratio(e["cpu"], lm[N]) + " CPU" if isinstance(lm, dict) else "-",
+                f"lmplz -S {k['memory']}: {fmt_time(k['wall'])} wall, {k['cpu']:.2f} s CPU, "
+                f"peak {k['peak_mib']:.0f} MiB"
+                if k
+                else "lmplz absent (see below)",
+                f"{ratio(e['wall'], k['wall'])} wall, {ratio(e['cpu'], k['cpu'])} CPU" if k else "-",
             )
         )
     rows.append(
@@ -415,7 +453,7 @@ def main() -> None:
             f"{len(vocab):,} word types"
         )
         est = estimate(repeats, train, tmp)
-        lm = lmplz(repeats, train, tmp)
+        lm = lmplz(repeats, train, tmp, est)
         ours, kenlm = query(repeats, test, tmp)
         ppl = median_run(repeats, PERPLEXITY, tmp / "model5.arpa", test)
         print(f"\nseqlearn vs KenLM ({load()} at the end):")
