@@ -720,3 +720,28 @@ def test_a_test_cell_sees_only_the_cells_above_it(attacked):
     parts = result.parts[path.name]
     assert [g for g, p in parts.items() if p.failed] == ["count_ngrams_tests"]
     assert "raised NameError" in parts["count_ngrams_tests"].output
+
+
+def test_settings_come_from_jupyters_config_directories_then_the_course(tmp_path, monkeypatch):
+    """As nbgrader loads them: a hub's settings for every course (here the user's directory), the
+    course's own overriding them; Execute.timeout over the ExecutePreprocessor.timeout it inherits."""
+    from seqlearn.grading.sealed import _course_timeout, _db
+
+    user, course = tmp_path / "user", tmp_path / "course"
+    user.mkdir()
+    course.mkdir()
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(user))
+    assert _course_timeout(course) == Limits.timeout
+    assert _db(course) == (f"sqlite:///{course / 'gradebook.db'}", "default_course")
+    (user / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.Execute.timeout = 7\nc.CourseDirectory.db_url = 'sqlite:////srv/gradebook.db'\n"
+    )
+    assert _course_timeout(course) == 7.0
+    assert _db(course) == ("sqlite:////srv/gradebook.db", "default_course")
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.ExecutePreprocessor.timeout = 9\nc.CourseDirectory.course_id = 'ml101'\n"
+    )
+    assert _course_timeout(course) == 7.0
+    assert _db(course) == ("sqlite:////srv/gradebook.db", "ml101")
+    (course / "nbgrader_config.py").write_text("c = get_config()\nc.Execute.timeout = 11\n")
+    assert _course_timeout(course) == 11.0

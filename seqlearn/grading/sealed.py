@@ -927,14 +927,31 @@ def grade_assignment(
     return level, results
 
 
-def _course_timeout(course: Path) -> float:
+def _nbgrader_config(course: Path):
+    """nbgrader's configuration as nbgrader loads it for this course: the ``nbgrader_config.py``
+    of each Jupyter configuration directory (system, environment, user: a hub's settings for
+    every course usually live in ``/etc/jupyter``), then the course's own, each overriding the
+    ones before."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
-    with contextlib.suppress(Exception):
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-        value = config.Execute.timeout
-        if isinstance(value, (int, float)) and value > 0:
-            return float(value)
+    config = Config()
+    for directory in [*reversed(jupyter_config_path()), str(course)]:
+        if (Path(directory) / "nbgrader_config.py").is_file():
+            config.merge(PyFileConfigLoader("nbgrader_config.py", path=directory).load_config())
+    return config
+
+
+def _course_timeout(course: Path) -> float:
+    """nbgrader's per-cell timeout for the course (``Execute.timeout``, or the
+    ``ExecutePreprocessor.timeout`` it inherits), else :attr:`Limits.timeout`."""
+    with contextlib.suppress(Exception):  # a configuration nbgrader cannot load either: the default
+        config = _nbgrader_config(course)
+        for section in ("Execute", "ExecutePreprocessor"):
+            value = config.get(section, {}).get("timeout")
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                return float(value)
     return Limits.timeout
 
 
@@ -942,11 +959,8 @@ def _course_timeout(course: Path) -> float:
 
 
 def _db(course: Path) -> tuple[str, str]:
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    url = config.CourseDirectory.db_url if "db_url" in config.CourseDirectory else ""
-    course_id = config.CourseDirectory.course_id if "course_id" in config.CourseDirectory else ""
+    config = _nbgrader_config(course).get("CourseDirectory", {})
+    url, course_id = config.get("db_url", ""), config.get("course_id", "")
     return url or f"sqlite:///{course / 'gradebook.db'}", course_id or "default_course"
 
 
