@@ -24,6 +24,18 @@ from .vocab import (
     tokenize,
 )
 
+_LAZY = {
+    "download": ["ChecksumError", "DownloadError", "data_dir", "load_ptb", "load_tiny_shakespeare", "load_wikitext2"],
+    "synthetic": [
+        "AgreementExample",
+        "MarkovSource",
+        "ToyEnglish",
+        "ToySentence",
+        "agreement_accuracy",
+        "agreement_examples",
+    ],
+}
+
 __all__ = [
     "UNK",
     "BOS",
@@ -37,29 +49,6 @@ __all__ = [
     "sentence_starts",
     "check_stream",
     "split_sentences",
-    "MarkovSource",
-    "ToyEnglish",
-    "ToySentence",
-    "AgreementExample",
-    "agreement_examples",
-    "agreement_accuracy",
-    "data_dir",
-    "load_ptb",
-    "load_wikitext2",
-    "load_tiny_shakespeare",
-    "DownloadError",
-    "ChecksumError",
+    *(name for names in _LAZY.values() for name in names),
 ]
-
-_LAZY = {
-    "download": ["ChecksumError", "DownloadError", "data_dir", "load_ptb", "load_tiny_shakespeare", "load_wikitext2"],
-    "synthetic": [
-        "AgreementExample",
-        "MarkovSource",
-        "ToyEnglish",
-        "ToySentence",
-        "agreement_accuracy",
-        "agreement_examples",
-    ],
-}
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -31,29 +31,8 @@ __all__ = [
     "masked_cross_entropy",
     "perplexity_from_loss",
     "best_interpolation_weight",
-    # the model
-    "BengioNLM",
-    "bengio_parameter_count",
-    # data
-    "WindowBatches",
-    # training
-    "nlm_loss",
-    "parameter_groups",
-    "make_optimizer",
-    "inverse_time_decay",
-    "train_nlm",
-    "EpochParts",
-    # mixture with an n-gram model
-    "fit_mixture",
-    "mixture_logprobs",
-    "evaluate_mixture",
-    "MixtureReport",
-    # embeddings
-    "embedding_matrix",
-    "cosine_similarities",
-    "nearest_neighbours",
-    "same_label_share",
-    "project_2d",
+    # the model, its data and training, the mixture with an n-gram model, the embeddings
+    *(name for names in _LAZY.values() for name in names),
 ]
 
 
