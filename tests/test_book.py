@@ -352,6 +352,7 @@ def code_lines(notebook: Path, *, between_markers: bool) -> set[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # it builds the book: every chapter executed (8-9 min here), then Sphinx
 def test_real_book_has_every_chapter_with_its_figures_and_no_raw_tex(real_book):
     html = real_book.index.parent
     staged = html.parent / "_source" / "chapters"
