@@ -46,6 +46,17 @@ def _info(args) -> int:
     return 0
 
 
+def _env(args) -> int:
+    import shlex
+
+    from seqlearn.device import CPU_KERNEL_PINS, pinned_cpu_env
+
+    env = pinned_cpu_env()
+    for name in CPU_KERNEL_PINS:
+        print(f"export {name}={shlex.quote(env[name])}")
+    return 0
+
+
 COURSE_MODULES = (
     "nbformat",
     "nbclient",
@@ -220,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seqlearn", description="The seqlearn course and package.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, device and data directory").set_defaults(func=_info)
+    pins = "print the CPU kernel pins as shell exports, for eval \"$(seqlearn env)\" before starting a kernel"
+    sub.add_parser("env", help=pins).set_defaults(func=_env)
 
     run = sub.add_parser("run", help="execute chapters headless; print time and peak memory")
     run.add_argument("chapters", nargs="*", help="slugs or numbers (default: all)")

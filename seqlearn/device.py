@@ -3,6 +3,13 @@
 Every torch-based function in seqlearn takes ``device=`` and defaults to
 :func:`default_device`: CUDA if available, else Apple's MPS, else the CPU. The environment
 variable ``SEQLEARN_DEVICE`` (e.g. ``cpu``, ``cuda``, ``cuda:1``) overrides the choice.
+
+On a CPU the same code computes different last bits on different processors: MKL, oneDNN,
+torch's vectorised kernels, OpenBLAS and NumPy each pick the widest instructions the CPU has
+(AVX-512 on many Intel servers, AVX2 on AMD's), and sum in a different order. A training run
+amplifies those bits into a different network. :data:`CPU_KERNEL_PINS` makes every x86 CPU with
+AVX2 run the same (AVX2) code paths; the course's kernels run with it (Binder, ``make lab``,
+:func:`seqlearn.notebooks.execute_notebook`), so a chapter computes the numbers its prose quotes.
 """
 
 from __future__ import annotations
@@ -14,9 +21,25 @@ import numpy as np
 
 from .validation import integer
 
-__all__ = ["default_device", "resolve_device", "seed_everything"]
+__all__ = ["CPU_KERNEL_PINS", "default_device", "pinned_cpu_env", "resolve_device", "seed_everything"]
 
 ENV_VAR = "SEQLEARN_DEVICE"
+
+CPU_KERNEL_PINS = {
+    "MKL_CBWR": "AVX2,STRICT",  # MKL's AVX2 branch, whatever the CPU's vendor (conditional numerical reproducibility)
+    "ONEDNN_MAX_CPU_ISA": "AVX2",  # oneDNN: torch's fused CPU LSTM
+    "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels
+    "OPENBLAS_CORETYPE": "Haswell",  # NumPy's and SciPy's OpenBLAS: its AVX2 kernels
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",  # NumPy's loops: no AVX-512
+}
+"""Environment variables that pin the CPU kernels of MKL, oneDNN, torch, OpenBLAS and NumPy to
+their AVX2 code paths. Each library reads its variable when it loads, so they must be set before
+the process starts (a kernel's environment), not from inside it."""
+
+
+def pinned_cpu_env(env=None) -> dict[str, str]:
+    """``env`` (default ``os.environ``) with :data:`CPU_KERNEL_PINS` added where it does not set them."""
+    return {**CPU_KERNEL_PINS, **(os.environ if env is None else env)}
 
 
 def default_device():

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .device import pinned_cpu_env
+
 __all__ = [
     "BINDER_SECONDS",
     "BINDER_PEAK_MB",
@@ -243,8 +245,9 @@ def execute_notebook(
     start = time.perf_counter()
     try:
         # The kernel's own log is dropped (failures are reported below); its figures go inline, as in JupyterLab,
-        # whatever backend this process was told to use (MPLBACKEND=Agg would make every plt.show() show nothing).
-        client.execute(stderr=subprocess.DEVNULL, env={**os.environ, "MPLBACKEND": _INLINE_BACKEND})
+        # whatever backend this process was told to use (MPLBACKEND=Agg would make every plt.show() show nothing);
+        # its CPU kernels are pinned to the code paths the quoted numbers were computed with.
+        client.execute(stderr=subprocess.DEVNULL, env={**pinned_cpu_env(), "MPLBACKEND": _INLINE_BACKEND})
     except (CellControlSignal, DeadKernelError) as e:
         raise NotebookError(path.stem, running["index"], running["cell"], e, timeout) from e
     seconds = time.perf_counter() - start

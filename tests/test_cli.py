@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,26 @@ def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsy
     (tmp_path / "file").write_text("")
     assert main(["run", "--root", root, "--html", str(tmp_path / "file" / "html"), "1"]) == 2
     assert "cannot write to" in capsys.readouterr().err and not (tmp_path / "chapters/ran").exists()
+
+
+def test_env_prints_the_cpu_kernel_pins_as_shell_exports(tmp_path):
+    from seqlearn.device import CPU_KERNEL_PINS
+
+    script = f'eval "$({sys.executable} -m seqlearn.cli env)"; env'
+    env = {"PATH": "/usr/bin:/bin", "ATEN_CPU_CAPABILITY": "default"}
+    out = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    seen = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert seen == {**seen, **CPU_KERNEL_PINS, "ATEN_CPU_CAPABILITY": "default"}
+
+
+def test_binder_start_pins_the_cpu_kernels(tmp_path):
+    """Binder starts JupyterLab through binder/start: its kernels get the pins."""
+    from seqlearn.device import CPU_KERNEL_PINS
+
+    root = course_root(__file__)
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    out = subprocess.run(
+        ["bash", str(root / "binder" / "start"), "env"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    seen = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert {k: seen.get(k) for k in CPU_KERNEL_PINS} == CPU_KERNEL_PINS and seen["SEQLEARN_DEVICE"] == "cpu"

@@ -59,3 +59,17 @@ def test_a_quote_whose_expression_fails_is_named(tmp_path):
     nbformat.write(nb, path)
     (problem,) = execute_notebook(path, timeout=60).misquoted
     assert "computes NameError: name 'missing_name' is not defined" in problem
+
+
+@pytest.mark.slow
+def test_the_kernel_runs_with_the_cpu_kernel_pins(tmp_path, monkeypatch):
+    """The quoted numbers are computed with the same code paths on every x86 CPU (seqlearn.device)."""
+    from seqlearn.device import CPU_KERNEL_PINS
+
+    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")  # a value set by the user is kept
+    prose = "".join(f"{len(v)}<!--q: len(os.environ[{k!r}]) | d --> " for k, v in CPU_KERNEL_PINS.items())
+    nb = new_notebook(cells=[new_markdown_cell(prose), new_code_cell("import os, torch")])
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    (kept,) = execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted
+    assert "OPENBLAS_CORETYPE" in kept and "computes 3 " in kept

@@ -44,11 +44,13 @@ def toy():
 # ----------------------------------------------------------------------------- Elman layer
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["fused", "loop"])
 @pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
-def test_elman_equals_torch_rnn_float64(nonlinearity):
+def test_elman_equals_torch_rnn_float64(nonlinearity, fast):
     torch.manual_seed(0)
     ref = torch.nn.RNN(3, 5, nonlinearity=nonlinearity, batch_first=True).double()
     ours = ElmanRNN.from_torch(ref)
+    ours.fast = fast
     assert ours.W_xh.dtype == torch.float64
     x, h0 = torch.randn(4, 7, 3, dtype=torch.float64), torch.randn(4, 5, dtype=torch.float64)
     h_ref, hT_ref = ref(x, h0[None])
@@ -58,7 +60,23 @@ def test_elman_equals_torch_rnn_float64(nonlinearity):
     h_ref.square().sum().backward()
     h.square().sum().backward()
     torch.testing.assert_close(ours.W_hh.grad, ref.weight_hh_l0.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(ours.W_xh.grad, ref.weight_ih_l0.grad, rtol=1e-10, atol=1e-12)
     torch.testing.assert_close(ours.b_h.grad, ref.bias_hh_l0.grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu", "sigmoid"])
+def test_elman_fused_and_loop_give_the_same_states_and_gradients(nonlinearity):
+    """float32, as the chapters train: the fused kernel (tanh, relu) and the Python loop agree."""
+    fused = ElmanRNN(2, 16, nonlinearity, seed=0)
+    loop = ElmanRNN(2, 16, nonlinearity, seed=0, fast=False)
+    x, h0 = torch.randn(8, 30, 2), torch.randn(8, 16)
+    (h_f, hT_f), (h_l, hT_l) = fused(x, h0), loop(x, h0)
+    torch.testing.assert_close(h_f, h_l, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(hT_f, h_f[:, -1])
+    (h_f[:, ::7].sum() + hT_f.square().sum()).backward()
+    (h_l[:, ::7].sum() + hT_l.square().sum()).backward()
+    for p_f, p_l in zip(fused.parameters(), loop.parameters(), strict=True):
+        torch.testing.assert_close(p_f.grad, p_l.grad, rtol=1e-4, atol=1e-5)
 
 
 def test_linear_elman_is_a_linear_recursion():

@@ -138,7 +138,7 @@ def task_cliff(
         )  # fmt: skip
         return np.array(history.val_loss) / baseline, (model.state_dict() if keep_models else None)
 
-    jobs = [(s, T) for s in seeds for T in lengths]
+    jobs = [(s, T) for T in sorted(lengths, reverse=True) for s in seeds]  # longest first: the workers end together
     bar = tqdm(total=len(jobs), disable=not progress, desc=f"{task} cliff", unit="run")
     results = dict(zip(jobs, map_in_workers(run, jobs, workers, bar.update, device)))
     bar.close()
