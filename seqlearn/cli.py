@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seqlearn", description="The seqlearn course and package.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, device and data directory").set_defaults(func=_info)
-    pins = "print the CPU kernel pins as shell exports, for eval \"$(seqlearn env)\" before starting a kernel"
+    pins = 'print the CPU kernel pins as shell exports, for eval "$(seqlearn env)" before starting a kernel'
     sub.add_parser("env", help=pins).set_defaults(func=_env)
 
     run = sub.add_parser("run", help="execute chapters headless; print time and peak memory")
