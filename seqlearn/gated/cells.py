@@ -122,6 +122,14 @@ class _GatedCell(nn.Module):
                 u = torch.rand(p.shape, generator=g, dtype=torch.float64)
                 p.copy_((2 * u - 1) * bound)
 
+    def input_terms(self, x: torch.Tensor) -> torch.Tensor:
+        r""":math:`W_{ih} x + b_{ih}` ``(B, n_gates H)`` for ``x`` ``(B, D)``: every gate's input term in one product."""
+        return torch.addmm(self.b_ih, x, self.W_ih.T)
+
+    def recurrent_terms(self, h: torch.Tensor) -> torch.Tensor:
+        r""":math:`W_{hh} h + b_{hh}` ``(B, n_gates H)`` for ``h`` ``(B, H)``."""
+        return torch.addmm(self.b_hh, h, self.W_hh.T)
+
     def gate_rows(self, name: str) -> slice:
         """The rows of ``W_ih``, ``W_hh``, ``b_ih``, ``b_hh`` that belong to gate ``name``."""
         j, H = self.gate_names.index(name), self.hidden_size
@@ -209,13 +217,8 @@ class LSTMCell(_GatedCell):
 
     def gates(self, x: torch.Tensor, h: torch.Tensor) -> LSTMGates:
         r""":math:`i_t, f_t, g_t, o_t` for ``x`` ``(B, D)`` and ``h`` :math:`= h_{t-1}` ``(B, H)``."""
-        W_ih, W_hh, b_ih, b_hh = self.W_ih, self.W_hh, self.b_ih, self.b_hh
-        ri, rf, rg, ro = (self.gate_rows(n) for n in self.gate_names)
-        i = torch.sigmoid(x @ W_ih[ri].T + b_ih[ri] + h @ W_hh[ri].T + b_hh[ri])
-        f = torch.sigmoid(x @ W_ih[rf].T + b_ih[rf] + h @ W_hh[rf].T + b_hh[rf])
-        g = torch.tanh(x @ W_ih[rg].T + b_ih[rg] + h @ W_hh[rg].T + b_hh[rg])
-        o = torch.sigmoid(x @ W_ih[ro].T + b_ih[ro] + h @ W_hh[ro].T + b_hh[ro])
-        return LSTMGates(i=i, f=f, g=g, o=o)
+        a_i, a_f, a_g, a_o = (self.input_terms(x) + self.recurrent_terms(h)).chunk(4, dim=1)  # each (B, H)
+        return LSTMGates(i=torch.sigmoid(a_i), f=torch.sigmoid(a_f), g=torch.tanh(a_g), o=torch.sigmoid(a_o))
 
     def forward(
         self,
@@ -267,12 +270,10 @@ class GRUCell(_GatedCell):
 
     def gates(self, x: torch.Tensor, h: torch.Tensor) -> GRUGates:
         r""":math:`r_t, z_t, n_t` for ``x`` ``(B, D)`` and ``h`` :math:`= h_{t-1}` ``(B, H)``."""
-        W_ih, W_hh, b_ih, b_hh = self.W_ih, self.W_hh, self.b_ih, self.b_hh
-        rr, rz, rn = (self.gate_rows(n) for n in self.gate_names)
-        r = torch.sigmoid(x @ W_ih[rr].T + b_ih[rr] + h @ W_hh[rr].T + b_hh[rr])
-        z = torch.sigmoid(x @ W_ih[rz].T + b_ih[rz] + h @ W_hh[rz].T + b_hh[rz])
-        n = torch.tanh(x @ W_ih[rn].T + b_ih[rn] + r * (h @ W_hh[rn].T + b_hh[rn]))
-        return GRUGates(r=r, z=z, n=n)
+        x_r, x_z, x_n = self.input_terms(x).chunk(3, dim=1)  # W_i* x + b_i*, each (B, H)
+        h_r, h_z, h_n = self.recurrent_terms(h).chunk(3, dim=1)  # W_h* h + b_h*
+        r, z = torch.sigmoid(x_r + h_r), torch.sigmoid(x_z + h_z)
+        return GRUGates(r=r, z=z, n=torch.tanh(x_n + r * h_n))
 
     def forward(self, x: torch.Tensor, h: torch.Tensor | None = None, return_gates: bool = False):
         r"""One step on ``x`` of shape ``(B, D)`` from :math:`h_{t-1}` ``(B, H)`` (zeros if ``None``).

@@ -162,7 +162,7 @@ class LeakyGatedCell(nn.Module):
 
     def gates(self, x: torch.Tensor, h: torch.Tensor) -> LeakyGates:
         r""":math:`s_t` and :math:`\tilde h_t` for ``x`` ``(B, D)`` and ``h`` :math:`= h_{t-1}` ``(B, H)``."""
-        a = x @ self.W_x.T + self.b_x + h @ self.W_h.T  # (B, H)
+        a = torch.addmm(torch.addmm(self.b_x, x, self.W_x.T), h, self.W_h.T)  # W_x x + b_x + W_h h, (B, H)
         if self.norm is not None:
             a = self.norm(a)
         h_tilde = torch.tanh(a)  # (B, H)
@@ -243,7 +243,7 @@ class DiagGate(LeakyGatedCell):
         self.b_s.fill_(_logit(self.s0))
 
     def write_gate(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(x @ self.W_s.T + self.b_s + h @ self.U_s.T)  # (B, H)
+        return torch.sigmoid(torch.addmm(torch.addmm(self.b_s, x, self.W_s.T), h, self.U_s.T))  # (B, H)
 
 
 def _pin_gate(cell: GRUCell | LSTMCell, gate: str, value: float):
