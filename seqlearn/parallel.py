@@ -7,6 +7,7 @@ pickling); each job must be seeded on its own, so the results equal those of one
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 import torch
@@ -40,6 +41,8 @@ def map_in_workers(fn: Callable, jobs: list[tuple], workers: int, on_done: Calla
             out.append(fn(*job))
             on_done()
         return out
+    importlib.import_module("torch._dynamo")  # a torch.optim step imports it (2 s): once here, not in every worker
+
     _WORK.append(fn)
     try:
         with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:

@@ -97,7 +97,7 @@ def gain(delta):
 
     Elementwise on a float, NumPy array or tensor of variances :math:`\Delta \ge 0`.
     """
-    return (1 + math.pi * delta / 2) ** -0.5
+    return (1 + (math.pi / 2) * delta) ** -0.5
 
 
 def _tensor(x, name: str, device) -> torch.Tensor:
@@ -179,14 +179,17 @@ def effective_output(sigma, x, *, dt: float = 0.05, device=None) -> torch.Tensor
         raise ValueError(f"sigma must have shape (10,) or (nets, 10), got {tuple(sigma.shape)}")
     x = _inputs(x, device)
     zm, zu, vm, vu, mu, mm, uu = sigma[..., index(VISIBLE["erf"]), None].unbind(-2)  # each (..., 1)
+    two_mu = 2 * mu
     kappa_m = kappa_u = torch.zeros_like(zm * x[..., 0])  # (..., B)
     outputs = []
+    # the equations above with addcmul(a, b, c) = a + b c and lerp(a, b, dt) = a + dt (b - a): half the operations
     for t in range(x.shape[-1]):
-        G = gain(mm * kappa_m**2 + uu * kappa_u**2 + 2 * mu * kappa_m * kappa_u)  # (..., B)
-        outputs.append((zm * kappa_m + zu * kappa_u) * G)
+        delta = torch.addcmul(kappa_m * torch.addcmul(mm * kappa_m, two_mu, kappa_u), uu * kappa_u, kappa_u)
+        G = gain(delta)  # (..., B)
+        outputs.append(torch.addcmul(zm * kappa_m, zu, kappa_u) * G)
         kappa_m, kappa_u = (
-            kappa_m + dt * (-kappa_m + x[..., t]),
-            kappa_u + dt * (-kappa_u + (vm * kappa_m + vu * kappa_u) * G),
+            torch.lerp(kappa_m, x[..., t], dt),
+            torch.lerp(kappa_u, torch.addcmul(vm * kappa_m, vu, kappa_u) * G, dt),
         )
     return torch.stack(outputs, -1)
 
