@@ -144,13 +144,14 @@ def full_output(m, u, v, z, x, *, dt: float = 0.05, device=None) -> torch.Tensor
         )
     x = _inputs(x, device)
     N = m.shape[-1]
-    m, u, v, z = (a[..., None, :] for a in (m, u, v, z))  # (..., 1, N), broadcast over trials
+    m, u = (a[..., None, :] for a in (m, u))  # (..., 1, N), broadcast over trials
+    zv = torch.stack((z, v), -1) / N  # (..., N, 2): one product reads z^T r / N and v^T r / N
     h = torch.zeros_like(m * x[..., 0, None])  # (..., B, N)
     outputs = []
-    for t in range(x.shape[-1]):
-        r = phi(h)  # (..., B, N)
-        outputs.append((r * z).sum(-1) / N)  # (..., B)
-        h = h + dt * (-h + u * ((r * v).sum(-1, keepdim=True) / N) + m * x[..., t, None])
+    for t in range(x.shape[-1]):  # h + dt (-h + u v^T r / N + m x_t) as a lerp towards the drive
+        read = phi(h) @ zv  # (..., B, 2)
+        outputs.append(read[..., 0])  # (..., B)
+        h = torch.lerp(h, torch.addcmul(u * read[..., 1:], m, x[..., t, None]), dt)
     return torch.stack(outputs, -1)
 
 
@@ -179,19 +180,28 @@ def effective_output(sigma, x, *, dt: float = 0.05, device=None) -> torch.Tensor
         raise ValueError(f"sigma must have shape (10,) or (nets, 10), got {tuple(sigma.shape)}")
     x = _inputs(x, device)
     zm, zu, vm, vu, mu, mm, uu = sigma[..., index(VISIBLE["erf"]), None].unbind(-2)  # each (..., 1)
-    two_mu = 2 * mu
-    kappa_m = kappa_u = torch.zeros_like(zm * x[..., 0])  # (..., B)
+    kappa_m = _leaky_inputs(x, dt)  # (..., B, T): kappa_m does not depend on sigma
+    # the terms of kappa_m for all steps at once; in the loop addcmul(a, b, c) = a + b c, lerp(a, b, dt) = a + dt (b - a)
+    mm_k2, two_mu_k, zm_k, vm_k = (
+        (c[..., None] * k).unbind(-1) for c, k in ((mm, kappa_m**2), (2 * mu, kappa_m), (zm, kappa_m), (vm, kappa_m))
+    )
+    kappa_u = torch.zeros_like(zm * x[..., 0])  # (..., B)
     outputs = []
-    # the equations above with addcmul(a, b, c) = a + b c and lerp(a, b, dt) = a + dt (b - a): half the operations
     for t in range(x.shape[-1]):
-        delta = torch.addcmul(kappa_m * torch.addcmul(mm * kappa_m, two_mu, kappa_u), uu * kappa_u, kappa_u)
-        G = gain(delta)  # (..., B)
-        outputs.append(torch.addcmul(zm * kappa_m, zu, kappa_u) * G)
-        kappa_m, kappa_u = (
-            torch.lerp(kappa_m, x[..., t], dt),
-            torch.lerp(kappa_u, torch.addcmul(vm * kappa_m, vu, kappa_u) * G, dt),
-        )
+        G = gain(torch.addcmul(mm_k2[t], torch.addcmul(two_mu_k[t], uu, kappa_u), kappa_u))  # G(Delta_t), (..., B)
+        outputs.append(torch.addcmul(zm_k[t], zu, kappa_u) * G)
+        kappa_u = torch.lerp(kappa_u, torch.addcmul(vm_k[t], vu, kappa_u) * G, dt)
     return torch.stack(outputs, -1)
+
+
+def _leaky_inputs(x: torch.Tensor, dt: float) -> torch.Tensor:
+    r""":math:`\kappa_m(t)` before each step, (..., B, T): :math:`\kappa_m \leftarrow \kappa_m + dt(-\kappa_m + x_t)` from 0."""
+    with torch.no_grad():
+        kappa, out = torch.zeros_like(x[..., 0]), torch.empty_like(x)
+        for t in range(x.shape[-1]):
+            out[..., t] = kappa
+            kappa = torch.lerp(kappa, x[..., t], dt)
+    return out
 
 
 @dataclass(frozen=True)
