@@ -123,7 +123,7 @@ class _GatedCell(nn.Module):
                 p.copy_((2 * u - 1) * bound)
 
     def input_terms(self, x: torch.Tensor) -> torch.Tensor:
-        r""":math:`W_{ih} x + b_{ih}` ``(B, n_gates H)`` for ``x`` ``(B, D)``: every gate's input term in one product."""
+        r""":math:`W_{ih} x + b_{ih}` ``(B, n_gates H)`` for ``x`` ``(B, D)``: every gate's input term at once."""
         return torch.addmm(self.b_ih, x, self.W_ih.T)
 
     def recurrent_terms(self, h: torch.Tensor) -> torch.Tensor:

@@ -181,7 +181,8 @@ def effective_output(sigma, x, *, dt: float = 0.05, device=None) -> torch.Tensor
     x = _inputs(x, device)
     zm, zu, vm, vu, mu, mm, uu = sigma[..., index(VISIBLE["erf"]), None].unbind(-2)  # each (..., 1)
     kappa_m = _leaky_inputs(x, dt)  # (..., B, T): kappa_m does not depend on sigma
-    # the terms of kappa_m for all steps at once; in the loop addcmul(a, b, c) = a + b c, lerp(a, b, dt) = a + dt (b - a)
+    # the terms with kappa_m for all steps at once; in the loop, addcmul(a, b, c) = a + b c and
+    # lerp(a, b, dt) = a + dt (b - a)
     mm_k2, two_mu_k, zm_k, vm_k = (
         (c[..., None] * k).unbind(-1) for c, k in ((mm, kappa_m**2), (2 * mu, kappa_m), (zm, kappa_m), (vm, kappa_m))
     )
@@ -195,7 +196,7 @@ def effective_output(sigma, x, *, dt: float = 0.05, device=None) -> torch.Tensor
 
 
 def _leaky_inputs(x: torch.Tensor, dt: float) -> torch.Tensor:
-    r""":math:`\kappa_m(t)` before each step, (..., B, T): :math:`\kappa_m \leftarrow \kappa_m + dt(-\kappa_m + x_t)` from 0."""
+    r""":math:`\kappa_m(t)` before each step, (..., B, T): :math:`\kappa_m \leftarrow \kappa_m + dt(x_t - \kappa_m)`."""
     with torch.no_grad():
         kappa, out = torch.zeros_like(x[..., 0]), torch.empty_like(x)
         for t in range(x.shape[-1]):

@@ -175,8 +175,8 @@ class ElmanRNN(nn.Module):
         if self.fast and self.nonlinearity in _FUSED:
             params = (self.W_xh, self.W_hh, self.b_h, torch.zeros_like(self.b_h))
             # (input, h0 (1, B, H), params, has_biases, layers, dropout, train, bidirectional, batch_first)
-            states, h_T = _FUSED[self.nonlinearity](x, h[None].contiguous(), params, True, 1, 0.0, True, False, True)
-            return states, h_T[0]
+            fused, h_last = _FUSED[self.nonlinearity](x, h[None].contiguous(), params, True, 1, 0.0, True, False, True)
+            return fused, h_last[0]
         a_x = x @ self.W_xh.T + self.b_h  # (B, T, H)
         states = []
         for t in range(T):
