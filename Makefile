@@ -41,7 +41,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lab: $(STAMP)
-	eval "$$($(BIN)/seqlearn env)" && $(BIN)/jupyter lab --notebook-dir=. $(ROOT_ARGS) $(LAB_ARGS) chapters/01_ngram.ipynb
+	eval "$$($(BIN)/seqlearn env)" && exec $(BIN)/jupyter lab --notebook-dir=. $(ROOT_ARGS) $(LAB_ARGS) chapters/01_ngram.ipynb
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

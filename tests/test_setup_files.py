@@ -97,7 +97,8 @@ def test_make_lab_starts_headless(tmp_path):
     dry_run = subprocess.run(["make", "-n", "lab", f"LAB_ARGS={args}"], cwd=ROOT, capture_output=True, text=True)
     (lab,) = [line for line in dry_run.stdout.splitlines() if re.search(r"/jupyter lab\s", line)]
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)}
-    server = subprocess.Popen(["bash", "-c", f"exec {lab}"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    assert "exec " in lab, "the recipe must exec JupyterLab, so that stopping the shell stops the server"
+    server = subprocess.Popen(["bash", "-c", lab], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         deadline, status = time.monotonic() + 60, None
         while status is None and time.monotonic() < deadline and server.poll() is None:
