@@ -129,7 +129,7 @@ def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsy
     assert "cannot write to" in capsys.readouterr().err and not (tmp_path / "chapters/ran").exists()
 
 
-def test_env_prints_the_cpu_kernel_pins_as_shell_exports(tmp_path):
+def test_env_prints_the_cpu_kernel_pins_as_shell_exports():
     from seqlearn.device import CPU_KERNEL_PINS
 
     script = f'eval "$({sys.executable} -m seqlearn.cli env)"; env'
@@ -139,7 +139,7 @@ def test_env_prints_the_cpu_kernel_pins_as_shell_exports(tmp_path):
     assert seen == {**seen, **CPU_KERNEL_PINS, "ATEN_CPU_CAPABILITY": "default"}
 
 
-def test_binder_start_pins_the_cpu_kernels(tmp_path):
+def test_binder_start_pins_the_cpu_kernels():
     """Binder starts JupyterLab through binder/start: its kernels get the pins."""
     from seqlearn.device import CPU_KERNEL_PINS
 
