@@ -473,6 +473,33 @@ def test_other_number_layouts_are_left_to_the_full_parser():
     assert math.copysign(1, value[2]) == -1
 
 
+def test_lines_are_assembled_exactly_whatever_the_words_lengths(monkeypatch):
+    """The writer's text equals lines joined in plain Python, for words of 1 to 90 characters (many longer
+    than the 32 bytes the assembler moves at once, some of several UTF-8 bytes), in blocks of 7 lines."""
+    from seqlearn.ngram import arpa
+
+    rng = np.random.default_rng(3)
+    names = {w: "".join(rng.choice(list("xyzé€"), rng.integers(1, 91))) for w in {w for s in markov_corpus(5) for w in s}}
+    model = ModifiedKneserNey(3, discounts=(0.5, 1, 1.5)).fit([[names[w] for w in s] for s in markov_corpus(5)])
+    monkeypatch.setattr(arpa, "_BLOCK_LINES", 7)
+    tables = model._backoff_tables()
+
+    def number(x):
+        chars, start, end = format_log10(np.array([x]))
+        return chars.ravel()[start[0] : end[0]].tobytes().decode()
+
+    expected = "\\data\\\n" + "".join(f"ngram {k}={tables.index.size(k)}\n" for k in (1, 2, 3))
+    for k in (1, 2, 3):
+        expected += f"\n\\{k}-grams:\n"
+        for i, ids in enumerate(tables.index.words(k).tolist()):
+            words = " ".join(tables.vocab.itos[j] for j in ids)
+            bo = f"\t{number(tables.log10_bo[k - 1][i])}" if k < 3 else ""
+            expected += f"{number(tables.log10_p[k - 1][i])}\t{words}{bo}\n"
+    expected += "\n\\end\\\n"
+    assert max(len(w.encode()) for w in names.values()) > 2 * 32
+    assert arpa_text(model) == expected
+
+
 def test_reading_in_small_blocks_gives_the_same_model(monkeypatch):
     from seqlearn.ngram import arpa
 

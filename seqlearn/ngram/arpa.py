@@ -71,78 +71,115 @@ def _writing(file):
 
 _DIGITS = 17
 """Significant digits written: enough for any float64 to read back as itself."""
-_WIDTH = 26
-"""Characters of a formatted number: sign, two integer digits, point, 22 decimals."""
+_WIDTH = 27
+"""Bytes of a formatted number's row: sign, two integer digits, point, 22 decimals, and a spare byte
+(for the separator that follows the text in a line)."""
 _SPLIT = 134217729.0
 """2^27 + 1, Dekker's constant for splitting a float64 into two 26-bit halves."""
+
+
+def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's split ``a = hi + lo``, each half with at most 26 significant bits; shapes of ``a``."""
+    hi = _SPLIT * a - (_SPLIT * a - a)
+    return hi, a - hi
+
+
+def _two_product(a: np.ndarray, b: np.ndarray, b_split=None) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's exact product: ``a * b = p + e`` exactly, ``p = fl(a * b)``; shapes of ``a``.
+    ``b_split``: ``_split(b)``, when it is known."""
+    p = a * b
+    (a_hi, a_lo), (b_hi, b_lo) = _split(a), _split(b) if b_split is None else b_split
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
 _POW10 = np.array([float(10**i) for i in range(23)])
 """10^0 .. 10^22, the powers of ten a float64 holds exactly."""
-
-
-def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dekker's exact product: ``a * b = p + e`` exactly, ``p = fl(a * b)``; shapes of ``a``."""
-    p = a * b
-    a_hi = _SPLIT * a - (_SPLIT * a - a)
-    b_hi = _SPLIT * b - (_SPLIT * b - b)
-    a_lo, b_lo = a - a_hi, b - b_hi
-    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+_POW10_SPLIT = _split(_POW10)
 
 
 def _significand(a: np.ndarray, E: np.ndarray) -> np.ndarray:
     r"""D = round(a 10^(16 - E)), exactly (int64), for :math:`10^{-6} \le a < 100` and E in [-6, 1]."""
-    p, e = _two_product(a, _POW10[_DIGITS - 1 - E])
+    k = _DIGITS - 1 - E
+    p, e = _two_product(a, _POW10[k], (_POW10_SPLIT[0][k], _POW10_SPLIT[1][k]))
     r = np.rint(p)
     return r.astype(np.int64) + np.rint((p - r) + e).astype(np.int64)
 
 
-def format_log10(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""ARPA texts of log10 values: characters ``(n, 26)`` uint8, and each text's byte range in them.
+def _windows(buf: np.ndarray, width: int) -> np.ndarray:
+    """Every ``width``-byte window of the uint8 array ``buf`` as one element, window i at byte i (a view)."""
+    return np.ndarray((max(len(buf) - width + 1, 0),), dtype=np.dtype((np.void, width)), buffer=buf, strides=(1,))
 
-    The text of ``x[i]`` is ``chars.ravel()[start[i] : end[i]]``. A value with
+
+def format_log10(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""ARPA texts of log10 values: characters ``(n, 27)`` uint8, and each text's byte range in them.
+
+    The text of ``x[i]`` is ``chars.ravel()[start[i] : end[i]]``, in row i. A value with
     :math:`10^{-5} \le |x| < 100` is written in fixed point with its 17 significant digits
     :math:`D = \mathrm{round}(|x|\, 10^{16 - E})`, :math:`E = \lfloor \log_{10} |x| \rfloor`,
     computed exactly (Dekker's product with a power of ten that float64 holds exactly),
     trailing zeros dropped. 17 correctly rounded digits identify a float64, so the text reads
     back as x itself. x <= -99 (and -inf) is written ``-99``, 0 as ``0``, and the rare rest
-    (tiny, large or NaN) by ``repr``. A row holds a sign, the digits of :math:`10^1` and
-    :math:`10^0`, the point and the digits of :math:`10^{-1}` to :math:`10^{-22}`; the
-    fixed-point rows come first, grouped by E, so that each group is written by slices.
+    (tiny, large or NaN) by ``repr``. A fixed-point row holds a sign, the digits of
+    :math:`10^1` and :math:`10^0`, the point and the digits of :math:`10^{-1}` to
+    :math:`10^{-22}`, then a spare byte that no text uses.
     """
     x = np.maximum(np.asarray(x, dtype=np.float64), LOG10_ZERO)
     a = np.abs(x)
     in_range = (a >= 1e-5) & (a < 100)
-    E, D = _scientific(a[in_range])
-    by_E = np.concatenate([np.flatnonzero(np.equal(E, e)) for e in range(-6, 2)])  # E is in [-6, 1]
-    value = np.concatenate([np.flatnonzero(in_range)[by_E], np.flatnonzero(~in_range)])  # the value of each row
-    E, m = E[by_E], len(by_E)
-    digits = np.full((m, 24), ord("0"), dtype=np.uint8)  # ASCII digits of 10^1 .. 10^-22
-    text = _decimal_digits(D[by_E])  # (m, 17): 10^E .. 10^(E-16)
-    bounds = np.searchsorted(E, np.arange(-6, 3))
-    for e, lo, hi in zip(range(-6, 2), bounds[:-1], bounds[1:]):
-        digits[lo:hi, 1 - e : 1 - e + _DIGITS] = text[lo:hi]
+    row = _WIDTH * np.arange(len(x))  # where each row starts
+    if in_range.all():
+        rows, first, stop = _fixed_point_rows(a, x < 0)
+        return rows, row + first, row + stop
+    fixed = np.flatnonzero(in_range)
+    rows, first, stop = _fixed_point_rows(a[fixed], x[fixed] < 0)
     chars = np.empty((len(x), _WIDTH), dtype=np.uint8)
-    chars[:m, 1:3], chars[:m, 3], chars[:m, 4:] = digits[:, :2], ord("."), digits[:, 2:]
-    last = E - (_DIGITS - 1 - np.argmax(text[:, ::-1] != ord("0"), axis=1))  # exponent of the last nonzero digit
-    negative = x[value[:m]] < 0
-    start = np.zeros(len(x), dtype=np.int64)
-    end = np.ones(len(x), dtype=np.int64)  # the other rows: "0" unless written below
-    start[:m] = np.where(E >= 1, 1, 2) - negative  # the first digit, or the sign before it
-    chars[np.flatnonzero(negative), start[:m][negative]] = ord("-")
-    end[:m] = np.where(last >= 0, 3, 4 - last)  # no decimals: no point
-    chars[m:, 0] = ord("0")
-    for row in (m + np.flatnonzero(x[value[m:]] != 0)).tolist():  # tiny, large or NaN: rare
-        text_i = repr(float(x[value[row]])).encode()
-        chars[row, : len(text_i)], end[row] = np.frombuffer(text_i, np.uint8), len(text_i)
-    row_of = np.empty(len(x), dtype=np.int64)
-    row_of[value] = np.arange(len(x))
-    return chars, _WIDTH * row_of + start[row_of], _WIDTH * row_of + end[row_of]
+    chars[:, 0], chars[fixed] = ord("0"), rows
+    start, end = row.copy(), row + 1  # "0" unless written otherwise
+    start[fixed] += first
+    end[fixed] = row[fixed] + stop
+    for i in np.flatnonzero(~in_range & (x != 0)).tolist():  # tiny, large or NaN: rare
+        text = repr(float(x[i])).encode()
+        chars[i, : len(text)], end[i] = np.frombuffer(text, np.uint8), start[i] + len(text)
+    return chars, start, end
+
+
+def _fixed_point_rows(a: np.ndarray, negative: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The fixed-point rows of :func:`format_log10` for :math:`10^{-5} \le a < 100` (the sign from
+    ``negative``): characters ``(m, 27)``, and the column where each text starts and ends.
+
+    The digit of :math:`10^e` goes to column 2 - e for e >= 0 and 3 - e below the point: the 17
+    digits are written from column 3 - E, which is right for every decimal and puts the (at most
+    two) integer digits one column too far right, and those are then rewritten. A text starts at
+    column ``first``; the column before its first digit holds a minus sign, which is part of the
+    text for a negative value.
+    """
+    E, D = _scientific(a)
+    groups = _four_digit_groups(D)  # (m, 5): 20 digits, the first 3 zeros
+    text = _FOUR_DIGITS[groups].view(np.uint8)[:, 3:]  # (m, 17) ASCII: 10^E .. 10^(E-16)
+    m = len(a)
+    rows = np.full((m, _WIDTH), ord("0"), dtype=np.uint8)
+    _windows(rows.ravel(), _DIGITS)[_WIDTH * np.arange(m) + 3 - E] = text.view(f"V{_DIGITS}")[:, 0]
+    one, zero = E == 1, E == 0
+    first = np.where(one, 1, 2) - negative  # the first digit, or the sign before it
+    rows[:, 0] = ord("-")  # a sign wherever the text may start with one
+    rows[:, 1] = np.where(one, text[:, 0], ord("-"))
+    rows[:, 2] = np.where(one, text[:, 1], np.where(zero, text[:, 0], ord("0")))
+    rows[:, 3] = ord(".")
+    last = E - _DIGITS + 1 + _trailing_zeros(groups)  # exponent of the last nonzero digit
+    return rows, first, np.where(last >= 0, 3, 4 - last)  # no decimals: no point
 
 
 def _scientific(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""E and D of :func:`format_log10` for :math:`10^{-5} \le a < 100`; shapes ``(m,)``, int64."""
-    E = np.floor(np.log10(a)).astype(np.int64)
+    r"""E and D of :func:`format_log10` for :math:`10^{-5} \le a < 100`; shapes ``(m,)``, int64.
+
+    E counts the powers of ten :math:`10^{-4} .. 10^1` at or below a (as float64 holds them);
+    where that rounding puts D outside :math:`[10^{16}, 10^{17})`, E moves by one.
+    """
+    E = np.full(len(a), -5, dtype=np.int64)
+    for e in range(-4, 2):
+        E += a >= 10.0**e
     D = _significand(a, E)
-    off = np.flatnonzero((D >= 10**_DIGITS) | (D < 10 ** (_DIGITS - 1)))  # log10 rounded across a power of ten
+    off = np.flatnonzero((D >= 10**_DIGITS) | (D < 10 ** (_DIGITS - 1)))
     E[off] += np.where(D[off] >= 10**_DIGITS, 1, -1)
     D[off] = _significand(a[off], E[off])
     return E, D
@@ -150,52 +187,110 @@ def _scientific(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 _FOUR_DIGITS = np.frombuffer("".join(f"{i:04d}" for i in range(10_000)).encode(), dtype=np.uint32)
 """The ASCII digits of 0000 .. 9999, four bytes as one uint32 each; shape ``(10000,)``."""
+_TRAILING_ZEROS = np.array([len(f"{i:04d}") - len(f"{i:04d}".rstrip("0")) for i in range(10_000)])
+"""The trailing zeros of 0000 .. 9999 written with four digits; shape ``(10000,)``."""
 
 
-def _decimal_digits(D: np.ndarray) -> np.ndarray:
-    """The 17 ASCII decimal digits of each D < 10^17, most significant first; ``(m,)`` -> ``(m, 17)`` uint8."""
-    groups = np.empty((len(D), 5), dtype=np.uint32)  # four digits each, as four bytes
-    for j in range(4, -1, -1):
-        D, groups[:, j] = np.divmod(D, 10_000)
-        groups[:, j] = _FOUR_DIGITS[groups[:, j]]
-    return groups.view(np.uint8)[:, 3:]
+def _four_digit_groups(D: np.ndarray) -> np.ndarray:
+    """Each D < 10^20 as five numbers of four decimal digits, most significant first; ``(m,)`` -> ``(m, 5)``.
+
+    Two int64 divisions split D into halves below 10^8 and 10^12; uint32 divisions (by a constant,
+    as multiplications) do the rest.
+    """
+    groups = np.empty((len(D), 5), dtype=np.uint32)
+    high = D // 10**8
+    low = (D - high * 10**8).astype(np.uint32)
+    groups[:, 3] = low // 10_000
+    groups[:, 4] = low - groups[:, 3] * np.uint32(10_000)
+    top = high // 10**8
+    high = (high - top * 10**8).astype(np.uint32)
+    groups[:, 1] = high // 10_000
+    groups[:, 2] = high - groups[:, 1] * np.uint32(10_000)
+    groups[:, 0] = top
+    return groups
 
 
-def _gather(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> bytes:
-    """The byte ranges ``src[start[i] : start[i] + length[i]]``, concatenated; shapes ``(m,)``."""
+def _trailing_zeros(groups: np.ndarray) -> np.ndarray:
+    """The trailing decimal zeros of numbers given by :func:`_four_digit_groups` whose first group is
+    not zero; shape ``(m,)``."""
+    n = groups.shape[1]
+    zeros, last = np.full(len(groups), 4 * (n - 1)), groups[:, 0]  # the zeros after the last nonzero group
+    for c in range(1, n):
+        nonzero = groups[:, c] != 0
+        zeros, last = np.where(nonzero, 4 * (n - 1 - c), zeros), np.where(nonzero, groups[:, c], last)
+    return zeros + _TRAILING_ZEROS[last]
+
+
+_CHUNK = 32
+"""Bytes moved at once when lines are assembled from their pieces (:func:`_concatenate`)."""
+
+
+
+
+def _concatenate(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> bytes:
+    """The byte ranges ``src[start[i] : start[i] + length[i]]``, concatenated; shapes ``(m,)``.
+
+    Each piece is moved as whole ``_CHUNK``-byte windows (a longer piece as several), all in one
+    assignment in the order of the output: the bytes a window carries past its piece land where
+    the next pieces go, and those are written after it. ``src`` ends with ``_CHUNK`` spare bytes.
+    """
+    chunks = -(-length // _CHUNK)
+    if chunks.max(initial=0) > 1:  # a piece longer than one window (a long word): one piece per window
+        piece = np.repeat(np.arange(len(length)), chunks)
+        j = np.arange(len(piece)) - (np.cumsum(chunks) - chunks)[piece]  # the window's place in its piece
+        start, length = start[piece] + _CHUNK * j, np.minimum(length[piece] - _CHUNK * j, _CHUNK)
     out_start = np.cumsum(length) - length
-    index = np.intp if len(src) + length.sum() >= 2**31 else np.int32  # half the bytes to move when it fits
-    shift = np.repeat((start - out_start).astype(index), length)
-    shift += np.arange(len(shift), dtype=index)
-    return src[shift].tobytes()
+    size = int(length.sum())
+    out = np.empty(size + _CHUNK, dtype=np.uint8)
+    _windows(out, _CHUNK)[out_start] = _windows(src, _CHUNK)[start]
+    return out[:size].tobytes()
 
 
-def _section_text(words: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray | None, vocab_text) -> bytes:
-    """The lines ``p<TAB>w_1 ... w_k[<TAB>bo]`` of a block of n-grams (UTF-8); ``words`` (b, k) ids."""
-    text, word_start, word_len = vocab_text
-    b, k = words.shape
-    numbers = [format_log10(log10_p), *([] if log10_bo is None else [format_log10(log10_bo)])]
-    src = np.concatenate([text, np.frombuffer(b"\t \n", np.uint8), *(chars.ravel() for chars, _, _ in numbers)])
-    tab, space, newline = len(text), len(text) + 1, len(text) + 2
-    # the line's pieces in columns: p, tab, (w_j, space or tab) for j = 1..k, [bo, tab]
-    starts = np.empty((b, 2 * (k + len(numbers))), dtype=np.int64)
-    lengths = np.empty_like(starts)
-    for i, (_, start, end) in enumerate(numbers):
-        column = 0 if i == 0 else 2 * (k + 1)
-        starts[:, column], lengths[:, column] = len(text) + 3 + i * b * _WIDTH + start, end - start
-    for j in range(k):
-        starts[:, 2 + 2 * j], lengths[:, 2 + 2 * j] = word_start[words[:, j]], word_len[words[:, j]]
-    starts[:, 1::2], lengths[:, 1::2] = tab, 1
-    starts[:, 3 : 2 * k : 2] = space  # between the words
-    starts[:, -1] = newline  # the last separator of a line is its newline
-    return _gather(src, starts.ravel(), lengths.ravel())
+def _word_bytes(vocab: Vocab) -> list[bytes]:
+    return [w.encode("utf-8") for w in vocab.itos]
 
 
-def _vocab_text(vocab: Vocab) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The words' UTF-8 bytes end to end, and the start and length of each word's."""
-    data = [w.encode("utf-8") for w in vocab.itos]
-    length = np.array([len(d) for d in data], dtype=np.int64)
-    return np.frombuffer(b"".join(data), np.uint8), np.cumsum(length) - length, length
+class _LineAssembler:
+    r"""The text of blocks of ARPA lines ``p<TAB>w_1 w_2 ... w_k[<TAB>bo]<NL>``, in UTF-8.
+
+    A line is assembled from k + 1 or k + 2 pieces, each ending with the separator that follows
+    it: ``p<TAB>``, ``w_j<SPACE>``, the last word with ``<TAB>`` or ``<NL>``, ``bo<NL>``. They
+    are read from one buffer: the vocabulary three times (each word followed by a space, a tab
+    or a newline), then the numbers of the block as :func:`format_log10` writes them.
+    """
+
+    SEPARATORS = b" \t\n"
+
+    def __init__(self, vocab: Vocab, max_lines: int):
+        words = _word_bytes(vocab)
+        self.word_len = np.array([len(w) + 1 for w in words], dtype=np.int64)
+        table = int(self.word_len.sum())
+        first = np.cumsum(self.word_len) - self.word_len
+        self.word_start = first + table * np.arange(3)[:, None]  # (3, |V|): followed by space, tab, newline
+        self.numbers_at = 3 * table
+        self.src = np.zeros(self.numbers_at + 2 * max_lines * _WIDTH + _CHUNK, dtype=np.uint8)
+        text = b"".join(w + bytes([sep]) for sep in self.SEPARATORS for w in words)
+        self.src[: self.numbers_at] = np.frombuffer(text, np.uint8)
+
+    def __call__(self, words: np.ndarray, log10_p: np.ndarray, log10_bo: np.ndarray | None) -> bytes:
+        """The lines of a block of n-grams; ``words`` (b, k) ids, ``log10_p`` and ``log10_bo`` (b,)."""
+        b, k = words.shape
+        numbers = [(0, log10_p, 1)] + ([] if log10_bo is None else [(k + 1, log10_bo, 2)])  # column, x, separator
+        start = np.empty((b, k + len(numbers)), dtype=np.int64)
+        length = np.empty_like(start)
+        at = self.numbers_at
+        for column, x, sep in numbers:
+            chars, first, end = format_log10(x)
+            chars = chars.ravel()
+            chars[end] = self.SEPARATORS[sep]
+            self.src[at : at + chars.size] = chars
+            start[:, column], length[:, column] = at + first, end + 1 - first
+            at += chars.size
+        last = 2 if log10_bo is None else 1  # the last word is followed by the newline, or by a tab and bo
+        for j in range(k):
+            sep = 0 if j < k - 1 else last
+            start[:, 1 + j], length[:, 1 + j] = self.word_start[sep, words[:, j]], self.word_len[words[:, j]]
+        return _concatenate(self.src, start.ravel(), length.ravel())
 
 
 def write_arpa(file, tables: BackoffTables) -> None:
@@ -205,16 +300,15 @@ def write_arpa(file, tables: BackoffTables) -> None:
     ``_BLOCK_LINES`` lines at a time; a path is replaced only once the file is complete.
     """
     index, N = tables.index, tables.order
-    vocab_text = _vocab_text(tables.vocab)
+    lines = _LineAssembler(tables.vocab, _BLOCK_LINES)
     with _writing(file) as write:
         write(("\\data\\\n" + "".join(f"ngram {k}={index.size(k)}\n" for k in range(1, N + 1))).encode())
         for k in range(1, N + 1):
             write(f"\n\\{k}-grams:\n".encode())
-            words = index.words(k)  # (n_k, k)
             for a in range(0, index.size(k), _BLOCK_LINES):
                 rows = slice(a, a + _BLOCK_LINES)
                 bo = tables.log10_bo[k - 1][rows] if k < N else None
-                write(_section_text(words[rows], tables.log10_p[k - 1][rows], bo, vocab_text))
+                write(lines(index.words(k, rows), tables.log10_p[k - 1][rows], bo))
         write(b"\n\\end\\\n")
 
 
@@ -416,7 +510,7 @@ class _WordIds:
     """
 
     def __init__(self, vocab: Vocab):
-        length = _vocab_text(vocab)[2]
+        length = np.array([len(w) for w in _word_bytes(vocab)], dtype=np.int64)
         self.width = max(-(-int(length.max()) // 8) * 8, 8)
         lines = _Lines(b"\n".join(w.encode("utf-8") for w in vocab.itos) + b"\n", 1)
         self.rows, self.length = lines.padded(lines.first, self.width), length

@@ -205,14 +205,15 @@ class NGramIndex:
         """First word of each k-gram; shape ``(n_k,)``."""
         return self.keys[0] if k == 1 else self.first(k - 1)[self.prefix(k)]
 
-    def words(self, k: int) -> np.ndarray:
-        """Word ids of every k-gram, ``u_1 .. u_k`` in columns; shape ``(n_k, k)``."""
-        columns = [self.last(k)]
-        g = self.prefix(k)  # (n_k,) id of u_1 .. u_{j} as j goes down
-        for j in range(k - 1, 0, -1):
-            columns.append(self.last(j)[g])
-            g = self.prefix(j)[g]
-        return np.stack(columns[::-1], axis=1)
+    def words(self, k: int, rows: slice = slice(None)) -> np.ndarray:
+        """Word ids of the k-grams ``rows`` (default all), ``u_1 .. u_k`` in columns; shape ``(n, k)``."""
+        key = self.keys[k - 1][rows]  # (n,) key of u_1 .. u_j as j goes down
+        words = np.empty((len(key), k), dtype=np.int64)
+        for j in range(k, 0, -1):
+            g, words[:, j - 1] = np.divmod(key, self.V)  # g: id of u_1 .. u_{j-1}
+            if j > 1:
+                key = self.keys[j - 2][g]
+        return words
 
     def window_ids(self, stream: np.ndarray, K: int | None = None) -> list[np.ndarray]:
         """Ids of all windows of the stream, for orders k = 1..K (default N).
