@@ -479,8 +479,10 @@ def test_lines_are_assembled_exactly_whatever_the_words_lengths(monkeypatch):
     from seqlearn.ngram import arpa
 
     rng = np.random.default_rng(3)
-    names = {w: "".join(rng.choice(list("xyzé€"), rng.integers(1, 91))) for w in {w for s in markov_corpus(5) for w in s}}
-    model = ModifiedKneserNey(3, discounts=(0.5, 1, 1.5)).fit([[names[w] for w in s] for s in markov_corpus(5)])
+    sentences = markov_corpus(5)
+    words = sorted({w for s in sentences for w in s})
+    names = {w: "".join(rng.choice(list("xyzé€"), rng.integers(1, 91))) for w in words}
+    model = ModifiedKneserNey(3, discounts=(0.5, 1, 1.5)).fit([[names[w] for w in s] for s in sentences])
     monkeypatch.setattr(arpa, "_BLOCK_LINES", 7)
     tables = model._backoff_tables()
 

@@ -225,8 +225,6 @@ _CHUNK = 32
 """Bytes moved at once when lines are assembled from their pieces (:func:`_concatenate`)."""
 
 
-
-
 def _concatenate(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> bytes:
     """The byte ranges ``src[start[i] : start[i] + length[i]]``, concatenated; shapes ``(m,)``.
 
