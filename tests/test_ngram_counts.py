@@ -39,9 +39,11 @@ def as_dict(counts, vocab, k, values):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("N", [1, 2, 3, 5])
-def test_counts_equal_plain_python_counts(seed, N):
+@pytest.mark.parametrize("unused", [0, 70_000], ids=["small-vocab", "vocab-over-2^16"])
+def test_counts_equal_plain_python_counts(seed, N, unused):
+    """Also with a vocabulary too large for 16-bit ids (the counting sorts them differently)."""
     sentences = random_corpus(seed)
-    vocab = Vocab.build(sentences)
+    vocab = Vocab([*Vocab.build(sentences).itos, *(f"unused{i}" for i in range(unused))])
     counts = NGramCounts.from_stream(encode_sentences(sentences, vocab), len(vocab), N)
     for k in range(1, N + 1):
         assert as_dict(counts, vocab, k, counts.c[k - 1]) == dict(basics.count_ngrams(sentences, k))

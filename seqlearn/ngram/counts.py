@@ -284,8 +284,10 @@ class NGramCounts(NGramIndex):
         """Count the n-grams of orders 1..N of an encoded stream (vectorised, one sort per order).
 
         For k >= 2 the window ids are ``id_k[i] = rank of id_{k-1}[i] * V + stream[i+k-1]``
-        among the distinct keys of the valid k-windows (``np.unique``); the suffix of the
-        k-gram at position i is the (k-1)-gram at position i + 1.
+        among the distinct keys of the valid k-windows; the suffix of the k-gram at position i
+        is the (k-1)-gram at position i + 1. The windows are visited in the order of their
+        (k-1)-gram prefixes (the previous order's sort), so the keys arrive sorted but for the
+        last word and a stable sort puts them in order in about one pass.
         """
         stream = token_ids(stream, "stream", V)
         b = _bos_before(stream)
@@ -293,17 +295,26 @@ class NGramCounts(NGramIndex):
         c = [np.bincount(stream[stream != BOS], minlength=V)]  # (V,) unigram counts, <s> excluded
         suffix = [np.zeros(V, dtype=np.int64)]
         ids = stream  # (T - k + 2,) ids of the windows of order k - 1
+        # the positions of the (valid) windows of order k - 1 in the order of their ids, and those ids
+        by_id = np.argsort(stream.astype(np.uint16), kind="stable") if V <= 1 << 16 else np.argsort(stream)
+        id_of = stream[by_id]
         for k in range(2, N + 1):
-            valid = np.flatnonzero(_valid_windows(b, k))  # start positions of the valid k-windows
-            key = ids[valid] * V + stream[valid + k - 1]
-            uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-            at = np.empty(len(uniq), dtype=np.int64)  # (n_k,) a position of each k-gram (any will do)
-            at[inverse] = valid
-            keys.append(uniq)
-            c.append(counts)
-            suffix.append(ids[at + 1])
+            valid = _valid_windows(b, k)  # (T - k + 1,)
+            keep = by_id < len(valid)
+            keep[keep] = valid[by_id[keep]]  # the valid k-windows, in the order of their prefixes' ids
+            by_id = by_id[keep]
+            key = id_of[keep] * V + stream[by_id + k - 1]
+            order = np.argsort(key, kind="stable")
+            by_id, key = by_id[order], key[order]
+            new = np.ones(len(key), dtype=bool)  # where a k-gram's windows begin
+            np.not_equal(key[1:], key[:-1], out=new[1:])
+            first = np.flatnonzero(new)
+            keys.append(key[first])
+            c.append(np.diff(first, append=len(key)))
+            suffix.append(ids[by_id[first] + 1])
+            id_of = np.cumsum(new) - 1
             ids = np.full(max(len(stream) - k + 1, 0), NO_CONTEXT)
-            ids[valid] = inverse
+            ids[by_id] = id_of
         return cls(keys, c, suffix, V)
 
 
