@@ -70,6 +70,19 @@ def test_encode_sentences_makes_the_flat_stream():
     assert len(stream) == sum(len(s) + 2 for s in [["the", "cat"], [], ["dog"]])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_build_and_encode_equals_build_then_encode(seed):
+    """Random corpora with ties in frequency, empty sentences, non-ASCII words and the specials as tokens."""
+    rng = np.random.default_rng(seed)
+    words = ["the", "cat", "été", "a", "Z", "b", UNK, BOS, EOS, "猫", "x" * 40]
+    corpus = [list(rng.choice(words, rng.integers(0, 9))) for _ in range(rng.integers(1, 30))]
+    corpus.append(["last"])
+    vocab, stream = Vocab.build_and_encode(iter(corpus))
+    assert vocab == Vocab.build(corpus)
+    np.testing.assert_array_equal(stream, encode_sentences(corpus, vocab))
+    assert stream.dtype == np.int64
+
+
 def test_tokenize_and_read_sentences(tmp_path):
     text = "The cat  sat\n\n  a dog \n"
     assert tokenize(text) == [["The", "cat", "sat"], ["a", "dog"]]
@@ -90,6 +103,9 @@ def test_tokenize_and_read_sentences(tmp_path):
         (lambda: Vocab.build([]), ValueError, "empty"),
         (lambda: Vocab.build("the cat"), TypeError, "str"),
         (lambda: Vocab.build(["the cat"]), TypeError, "sentence 0"),
+        (lambda: Vocab.build_and_encode([[], [UNK, EOS]]), ValueError, "empty"),
+        (lambda: Vocab.build_and_encode(["the cat"]), TypeError, "sentence 0"),
+        (lambda: Vocab.build_and_encode([["the", 3]]), TypeError, "str"),
         (lambda: Vocab.build(CORPUS).encode("cat"), TypeError, "str"),
         (lambda: Vocab.build(CORPUS).decode([1.0]), TypeError, "integers"),
         (

@@ -11,7 +11,7 @@ Conventions (used by the n-gram models of Chapter 1 and every later language mod
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
 
@@ -117,8 +117,29 @@ class Vocab:
             counts.pop(special, None)
         if not counts:
             raise ValueError("cannot build a vocabulary from an empty corpus (no tokens)")
-        kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+        kept = _by_frequency([t for t, c in counts.items() if c >= min_freq], counts.__getitem__)
         return cls(kept[:max_size] if max_size is not None else kept)
+
+    @classmethod
+    def build_and_encode(cls, sentences: Iterable[Sequence[str]]) -> tuple[Vocab, np.ndarray]:
+        """``Vocab.build(sentences)`` and ``encode_sentences(sentences, vocab)``, in one pass over the tokens.
+
+        Each token is numbered on first sight (ids 3, 4, ... in order of appearance; the specials
+        keep theirs); the counts of those ids order the vocabulary, and a gather renumbers them.
+        """
+        sentences = _sentence_list(sentences)
+        seen = defaultdict(None, {t: i for i, t in enumerate(SPECIALS)})
+        seen.default_factory = seen.__len__  # an unseen token gets the next id
+        lengths = _lengths(sentences)
+        first_seen = np.fromiter(map(seen.__getitem__, chain.from_iterable(sentences)), np.int64, int(lengths.sum()))
+        if len(seen) == len(SPECIALS):
+            raise ValueError("cannot build a vocabulary from an empty corpus (no tokens)")
+        counts = np.bincount(first_seen, minlength=len(seen))
+        types = list(seen)[len(SPECIALS) :]
+        vocab = cls(_by_frequency(types, lambda t: counts[seen[t]]))
+        renumber = np.arange(len(seen))  # first-seen id -> vocabulary id
+        renumber[[seen[t] for t in vocab.itos[len(SPECIALS) :]]] = np.arange(len(SPECIALS), len(seen))
+        return vocab, _framed(lengths, renumber[first_seen])
 
     def __len__(self) -> int:
         return len(self.itos)
@@ -164,15 +185,31 @@ def encode_sentences(sentences: Iterable[Sequence[str]], vocab: Vocab) -> np.nda
     sentences = _sentence_list(sentences)
     if not sentences:
         raise ValueError("cannot encode an empty corpus (no sentences)")
-    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))  # (S,)
+    lengths = _lengths(sentences)
+    ids = map(vocab.stoi.get, chain.from_iterable(sentences), repeat(Vocab.unk_id))
+    return _framed(lengths, np.fromiter(ids, dtype=np.int64, count=int(lengths.sum())))
+
+
+def _lengths(sentences: list) -> np.ndarray:
+    """The number of tokens of each sentence; shape ``(S,)``."""
+    return np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+
+
+def _framed(lengths: np.ndarray, word_ids: np.ndarray) -> np.ndarray:
+    """The stream ``<s> w_1 ... w_k </s> <s> ...`` of sentences of ``lengths`` (S,) whose words' ids are
+    ``word_ids`` (end to end); shape ``(sum(lengths) + 2 S,)``."""
     starts = np.cumsum(lengths + 2) - (lengths + 2)  # (S,) positions of the <s> tokens
-    stream = np.empty(int(lengths.sum()) + 2 * len(sentences), dtype=np.int64)
+    stream = np.empty(len(word_ids) + 2 * len(lengths), dtype=np.int64)
     is_word = np.ones(len(stream), dtype=bool)
     is_word[starts] = is_word[starts + lengths + 1] = False
     stream[starts], stream[starts + lengths + 1] = Vocab.bos_id, Vocab.eos_id
-    ids = map(vocab.stoi.get, chain.from_iterable(sentences), repeat(Vocab.unk_id))
-    stream[is_word] = np.fromiter(ids, dtype=np.int64, count=int(lengths.sum()))
+    stream[is_word] = word_ids
     return stream
+
+
+def _by_frequency(types: list, count) -> list:
+    """``types`` most frequent first (``count(t)``), ties in alphabetical order."""
+    return sorted(types, key=lambda t: (-count(t), t))
 
 
 def sentence_starts(stream: np.ndarray) -> np.ndarray:

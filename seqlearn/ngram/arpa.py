@@ -21,8 +21,10 @@ It is queried with the backoff rule of :mod:`seqlearn.ngram.backoff`. A log10 va
 Both directions work on NumPy arrays of bytes, not on Python objects per n-gram. Writing
 formats every number of a block of n-grams at once (:func:`format_log10`: 17 significant
 digits by exact integer arithmetic, so reading gives back the same float64 bit for bit)
-and assembles the lines by one gather from the word and number texts. Reading streams the
-file in blocks of lines (memory bounded by the model, not the file), finds the fields by
+and assembles the lines from their pieces (a word or a number with the separator after
+it), each moved as one 32-byte unit (:func:`_concatenate`), two blocks at a time in
+threads. Reading streams the file in blocks of lines (memory bounded by the model, not the
+file), finds the fields by
 their whitespace boundaries, parses the numbers of a whole block at once (fixed-point texts
 eight digits at a time and correctly rounded, :func:`_fixed_point`; any other layout by one
 NumPy conversion) and maps words to ids through a hash of their bytes (:class:`_WordIds`).
@@ -33,7 +35,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import threading
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -51,6 +56,8 @@ _HEADER_LINE = re.compile(r"ngram\s+(\d+)\s*=\s*(\d+)$")
 _SECTION_LINE = re.compile(r"\\(\d+)-grams:$")
 _BLOCK_LINES = 1 << 16
 """N-grams formatted per block when writing."""
+_WORKERS = 2
+"""Threads that assemble blocks of lines when writing."""
 _BLOCK_BYTES = 1 << 20
 """Bytes of text parsed per block when reading."""
 
@@ -229,8 +236,9 @@ def _concatenate(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> byte
     """The byte ranges ``src[start[i] : start[i] + length[i]]``, concatenated; shapes ``(m,)``.
 
     Each piece is moved as whole ``_CHUNK``-byte windows (a longer piece as several), all in one
-    assignment in the order of the output: the bytes a window carries past its piece land where
-    the next pieces go, and those are written after it. ``src`` ends with ``_CHUNK`` spare bytes.
+    assignment in the order of the output (NumPy assigns in index order): the bytes a window
+    carries past its piece land where the next pieces go, and those are written after it.
+    ``src`` ends with ``_CHUNK`` spare bytes.
     """
     chunks = -(-length // _CHUNK)
     if chunks.max(initial=0) > 1:  # a piece longer than one window (a long word): one piece per window
@@ -245,6 +253,7 @@ def _concatenate(src: np.ndarray, start: np.ndarray, length: np.ndarray) -> byte
 
 
 def _word_bytes(vocab: Vocab) -> list[bytes]:
+    """The UTF-8 bytes of each word, in id order."""
     return [w.encode("utf-8") for w in vocab.itos]
 
 
@@ -295,19 +304,37 @@ def write_arpa(file, tables: BackoffTables) -> None:
     """Write a backoff model in ARPA format to ``file`` (a path or a text file object).
 
     The k-grams are written in the id order of ``tables.index``, a block of
-    ``_BLOCK_LINES`` lines at a time; a path is replaced only once the file is complete.
+    ``_BLOCK_LINES`` lines at a time, the blocks assembled by ``_WORKERS`` threads (NumPy
+    releases the interpreter in its loops); a path is replaced only once the file is complete.
     """
     index, N = tables.index, tables.order
-    lines = _LineAssembler(tables.vocab, _BLOCK_LINES)
-    with _writing(file) as write:
+    per_thread = threading.local()
+
+    def block(k: int, rows: slice) -> bytes:
+        if not hasattr(per_thread, "lines"):
+            per_thread.lines = _LineAssembler(tables.vocab, _BLOCK_LINES)
+        bo = tables.log10_bo[k - 1][rows] if k < N else None
+        return per_thread.lines(index.words(k, rows), tables.log10_p[k - 1][rows], bo)
+
+    with _writing(file) as write, ThreadPoolExecutor(_WORKERS) as pool:
         write(("\\data\\\n" + "".join(f"ngram {k}={index.size(k)}\n" for k in range(1, N + 1))).encode())
         for k in range(1, N + 1):
             write(f"\n\\{k}-grams:\n".encode())
-            for a in range(0, index.size(k), _BLOCK_LINES):
-                rows = slice(a, a + _BLOCK_LINES)
-                bo = tables.log10_bo[k - 1][rows] if k < N else None
-                write(lines(index.words(k, rows), tables.log10_p[k - 1][rows], bo))
+            blocks = [(k, slice(a, a + _BLOCK_LINES)) for a in range(0, index.size(k), _BLOCK_LINES)]
+            for text in _in_order(pool, block, blocks):
+                write(text)
         write(b"\n\\end\\\n")
+
+
+def _in_order(pool: ThreadPoolExecutor, func, jobs: list[tuple]) -> Iterator:
+    """``func(*job)`` for each job, in order, computed by ``pool`` at most ``2 * _WORKERS`` jobs ahead."""
+    pending: deque = deque()
+    for job in jobs:
+        pending.append(pool.submit(func, *job))
+        if len(pending) > 2 * _WORKERS:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -76,9 +76,9 @@ def _training_stream(data, vocab: Vocab | None) -> tuple[np.ndarray, Vocab]:
     if vocab is None:
         if isinstance(data, np.ndarray):
             raise TypeError("fitting on an encoded stream needs the vocabulary that encoded it: pass vocab=")
-        data = list(data)
-        vocab = Vocab.build(data)
-    elif not isinstance(vocab, Vocab):
+        vocab, stream = Vocab.build_and_encode(data)
+        return stream, vocab
+    if not isinstance(vocab, Vocab):
         raise TypeError(f"vocab must be a seqlearn.data.Vocab or None, got {type(vocab).__name__}")
     return as_stream(data, vocab), vocab
 
