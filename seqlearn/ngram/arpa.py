@@ -54,7 +54,7 @@ LOG10_ZERO = -99.0
 
 _HEADER_LINE = re.compile(r"ngram\s+(\d+)\s*=\s*(\d+)$")
 _SECTION_LINE = re.compile(r"\\(\d+)-grams:$")
-_BLOCK_LINES = 1 << 16
+_BLOCK_LINES = 1 << 15
 """N-grams formatted per block when writing."""
 _WORKERS = 2
 """Threads that assemble blocks of lines when writing."""
