@@ -11,9 +11,10 @@ One subpackage per chapter:
 * :mod:`seqlearn.gated` and :mod:`seqlearn.reservoir` (Chapter 4): LSTM and GRU cells equal
   to torch.nn's, their language and task models, gate and memory diagnostics; echo state
   networks, the echo-state property, memory capacity.
-* :mod:`seqlearn.learnability` (Chapter 5, being written): alpha-stable tools, the
-  learnability window and its closed forms, the five gated architectures and their transport
-  factors. Chapter 6 will add ``seqlearn.lowrank`` (learning dynamics of low-rank RNNs).
+* :mod:`seqlearn.learnability` (Chapter 5): alpha-stable tools, the learnability window and
+  its closed forms, the five gated architectures and their transport factors.
+* :mod:`seqlearn.lowrank` (Chapter 6): learning in low-rank RNNs seen in overlap space: linear
+  and erf networks, their latent models, the flip-flop and twin-memory experiments.
 
 Shared parts: :mod:`seqlearn.data` (vocabularies, synthetic corpora, downloads),
 :mod:`seqlearn.tasks` (synthetic sequence tasks), :mod:`seqlearn.losses` (the masked loss),

@@ -42,7 +42,7 @@ def tokenize(text: str, lower: bool = False) -> list[list[str]]:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if lower:
         text = text.lower()
-    return [line.split() for line in text.splitlines() if line.strip()]
+    return [tokens for tokens in map(str.split, text.splitlines()) if tokens]
 
 
 def decode_utf8(data: bytes, source: str) -> str:

@@ -192,9 +192,9 @@ def _scientific(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return E, D
 
 
-_FOUR_DIGITS = np.frombuffer("".join(f"{i:04d}" for i in range(10_000)).encode(), dtype=np.uint32)
+_FOUR_DIGITS = (np.arange(10_000)[:, None] // [1000, 100, 10, 1] % 10 + ord("0")).astype(np.uint8).view(np.uint32)[:, 0]
 """The ASCII digits of 0000 .. 9999, four bytes as one uint32 each; shape ``(10000,)``."""
-_TRAILING_ZEROS = np.array([len(f"{i:04d}") - len(f"{i:04d}".rstrip("0")) for i in range(10_000)])
+_TRAILING_ZEROS = (np.arange(10_000)[:, None] % [10, 100, 1000, 10_000] == 0).sum(axis=1)
 """The trailing zeros of 0000 .. 9999 written with four digits; shape ``(10000,)``."""
 
 

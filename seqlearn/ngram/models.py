@@ -217,8 +217,8 @@ class InterpolatedModel(_BackoffScored):
         return D
 
     def _D(self, k: int, c: np.ndarray) -> np.ndarray:
-        """D_k(c) for counts c (0 for c = 0); same shape as c."""
-        return np.where(c > 0, self.D_[k - 1][np.clip(c, 1, 3) - 1], 0.0)
+        """D_k(c) for counts c >= 0 (0 for c = 0); same shape as c."""
+        return np.concatenate([[0.0], self.D_[k - 1]])[np.minimum(c, 3)]
 
     def _gamma(self, k: int) -> np.ndarray:
         r""":math:`\gamma_k(h) = \sum_x D_k(c_k(hx)) / S_k(h)`, 1 where :math:`S_k(h) = 0`; shape ``(n_{k-1},)``."""
