@@ -112,9 +112,11 @@ def _significand(a: np.ndarray, E: np.ndarray) -> np.ndarray:
     return r.astype(np.int64) + np.rint((p - r) + e).astype(np.int64)
 
 
-def _windows(buf: np.ndarray, width: int) -> np.ndarray:
-    """Every ``width``-byte window of the uint8 array ``buf`` as one element, window i at byte i (a view)."""
-    return np.ndarray((max(len(buf) - width + 1, 0),), dtype=np.dtype((np.void, width)), buffer=buf, strides=(1,))
+def _windows(buf: np.ndarray, width: int, dtype=None) -> np.ndarray:
+    """Every ``width``-byte window of the uint8 array ``buf`` as one element, window i at byte i (a view);
+    the elements are raw bytes, or of ``dtype`` (whose size is ``width``)."""
+    dtype = np.dtype((np.void, width)) if dtype is None else dtype
+    return np.ndarray((max(len(buf) - width + 1, 0),), dtype=dtype, buffer=buf, strides=(1,))
 
 
 def format_log10(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -381,7 +383,7 @@ class _Lines:
         before = np.searchsorted(self.start, np.flatnonzero(self.buf == 10))  # tokens before each newline
         self.first, self.count = before[:-1], np.diff(before)  # per line (each ends with a newline)
         # the 8 bytes from every offset, as one little-endian uint64 (overlapping views of buf)
-        self.words8 = np.ndarray((len(self.buf) - 7,), dtype="<u8", buffer=self.buf, strides=(1,))
+        self.words8 = _windows(self.buf, 8, "<u8")
 
     def __len__(self) -> int:
         return len(self.count)
@@ -535,9 +537,10 @@ class _WordIds:
     """
 
     def __init__(self, vocab: Vocab):
-        length = np.array([len(w) for w in _word_bytes(vocab)], dtype=np.int64)
+        words = _word_bytes(vocab)
+        length = np.array([len(w) for w in words], dtype=np.int64)
         self.width = max(-(-int(length.max()) // 8) * 8, 8)
-        lines = _Lines(b"\n".join(w.encode("utf-8") for w in vocab.itos) + b"\n", 1)
+        lines = _Lines(b"\n".join(words) + b"\n", 1)
         self.rows, self.length = lines.padded(lines.first, self.width), length
         self.salt = 0
         while _repeats(hashes := self._hash(self.rows, length)):
