@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 
 from seqlearn.data.vocab import (
+    _CODES,
     BOS,
     EOS,
     UNK,
     Vocab,
+    _line_lengths,
     encode_sentences,
     read_sentences,
     sentence_starts,
@@ -83,6 +85,33 @@ def test_build_and_encode_equals_build_then_encode(seed):
     assert stream.dtype == np.int64
 
 
+WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+"""Every character ``str.split`` splits at, line breaks (``str.splitlines``) among them."""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_build_and_encode_text_equals_tokenize_then_build_and_encode(seed):
+    """Random texts: every whitespace character and line break (CR LF too), blank lines, non-ASCII
+    words and the specials; seeds 0-1 are ASCII, which takes the byte path."""
+    rng = np.random.default_rng(seed)
+    ascii_only = seed < 2
+    words = ["the", "cat", "a", "Z", UNK, BOS, EOS, "x" * 40] + ([] if ascii_only else ["été", "猫", "𝄞"])
+    spaces = [w for w in WHITESPACE if w.isascii() or not ascii_only] + ["\r\n", "  "]
+    pieces = rng.choice(words + spaces, size=rng.integers(1, 400), p=None)
+    text = "".join(pieces) + " last"
+    vocab, stream = Vocab.build_and_encode_text(text)
+    expected_vocab, expected_stream = Vocab.build_and_encode(tokenize(text))
+    assert vocab == expected_vocab
+    np.testing.assert_array_equal(stream, expected_stream)
+
+
+def test_every_whitespace_code_is_in_the_texts_table():
+    """``_line_lengths`` looks codes up in a table of the first ``_CODES`` characters: every whitespace
+    character must be among them (checked against this Python's own ``str.isspace``)."""
+    assert max(map(ord, WHITESPACE)) < _CODES
+    assert _line_lengths("a\u2028b c\x85\u3000d\r\n\n e").tolist() == [1, 2, 1, 1]
+
+
 def test_tokenize_and_read_sentences(tmp_path):
     text = "The cat  sat\n\n  a dog \n"
     assert tokenize(text) == [["The", "cat", "sat"], ["a", "dog"]]
@@ -106,6 +135,8 @@ def test_tokenize_and_read_sentences(tmp_path):
         (lambda: Vocab.build_and_encode([[], [UNK, EOS]]), ValueError, "empty"),
         (lambda: Vocab.build_and_encode(["the cat"]), TypeError, "sentence 0"),
         (lambda: Vocab.build_and_encode([["the", 3]]), TypeError, "str"),
+        (lambda: Vocab.build_and_encode_text(" \n\u2028 "), ValueError, "empty"),
+        (lambda: Vocab.build_and_encode_text(b"the cat"), TypeError, "text must be a str"),
         (lambda: Vocab.build(CORPUS).encode("cat"), TypeError, "str"),
         (lambda: Vocab.build(CORPUS).decode([1.0]), TypeError, "integers"),
         (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from functools import cache
 from itertools import chain, repeat
 
 import numpy as np
@@ -128,10 +129,26 @@ class Vocab:
         keep theirs); the counts of those ids order the vocabulary, and a gather renumbers them.
         """
         sentences = _sentence_list(sentences)
+        lengths = _lengths(sentences)
+        return cls._numbered(chain.from_iterable(sentences), lengths)
+
+    @classmethod
+    def build_and_encode_text(cls, text: str) -> tuple[Vocab, np.ndarray]:
+        """``Vocab.build_and_encode(tokenize(text))`` without a list per sentence.
+
+        The tokens come from one ``text.split()``; the number of tokens of each non-blank line,
+        from the characters' codes (:func:`_line_lengths`).
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return cls._numbered(text.split(), _line_lengths(text))
+
+    @classmethod
+    def _numbered(cls, tokens: Iterable[str], lengths: np.ndarray) -> tuple[Vocab, np.ndarray]:
+        """The vocabulary of ``tokens`` and the stream of the sentences of ``lengths`` (S,) they make up."""
         seen = defaultdict(None, {t: i for i, t in enumerate(SPECIALS)})
         seen.default_factory = seen.__len__  # an unseen token gets the next id
-        lengths = _lengths(sentences)
-        first_seen = np.fromiter(map(seen.__getitem__, chain.from_iterable(sentences)), np.int64, int(lengths.sum()))
+        first_seen = np.fromiter(map(seen.__getitem__, tokens), np.int64, int(lengths.sum()))
         if len(seen) == len(SPECIALS):
             raise ValueError("cannot build a vocabulary from an empty corpus (no tokens)")
         counts = np.bincount(first_seen, minlength=len(seen))
@@ -193,6 +210,39 @@ def encode_sentences(sentences: Iterable[Sequence[str]], vocab: Vocab) -> np.nda
 def _lengths(sentences: list) -> np.ndarray:
     """The number of tokens of each sentence; shape ``(S,)``."""
     return np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+
+
+_CODES = 0x3001
+"""Every whitespace character (``str.isspace``) has a code below this."""
+
+
+@cache
+def _whitespace_and_breaks() -> tuple[np.ndarray, np.ndarray]:
+    """Which codes below ``_CODES`` are whitespace (``str.split``) and which break lines (``str.splitlines``);
+    two boolean tables of shape ``(_CODES + 1,)``, the last entry (every code above) False."""
+    chars = [chr(c) for c in range(_CODES)]
+    space = np.array([c.isspace() for c in chars] + [False])
+    breaks = np.array([len(f"a{c}a".splitlines()) == 2 for c in chars] + [False])
+    return space, breaks
+
+
+def _line_lengths(text: str) -> np.ndarray:
+    """The number of tokens of each non-blank line of ``text``, as :func:`tokenize` splits it; shape ``(S,)``.
+
+    A token starts at a character that is not whitespace and follows whitespace (or the start).
+    Its line is the number of line breaks before it (``\\r\\n`` counts twice, which only skips a
+    number); the lines' token counts are the run lengths of those numbers.
+    """
+    if text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), np.uint8)
+    else:
+        codes = np.minimum(np.frombuffer(text.encode("utf-32-le"), np.uint32), _CODES)
+    space, breaks = _whitespace_and_breaks()
+    is_space = space[codes]
+    starts = np.flatnonzero(~is_space & np.concatenate([[True], is_space[:-1]]))
+    line = np.cumsum(breaks[codes])[starts]  # (tokens,) the line of each token
+    new_line = np.flatnonzero(np.diff(line, prepend=-1))  # the first token of each line
+    return np.diff(new_line, append=len(starts))
 
 
 def _framed(lengths: np.ndarray, word_ids: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from ..data.vocab import decode_utf8, read_text, tokenize
+from ..data.vocab import Vocab, decode_utf8, read_text, sentence_starts, tokenize
 from .models import METHODS, DiscountEstimationError, make_model, read_arpa, read_npz
 from .npz import is_npz
 
@@ -49,11 +49,11 @@ def _reporting_errors(command):
     return run
 
 
-def _read_text(path: str | None) -> list[list[str]]:
-    """Sentences of a file, or of standard input when ``path`` is None or ``-``."""
+def _read_text(path: str | None) -> str:
+    """The text of a file, or of standard input when ``path`` is None or ``-``."""
     if path in (None, "-"):
-        return tokenize(decode_utf8(sys.stdin.buffer.read(), "standard input"))
-    return tokenize(read_text(path))
+        return decode_utf8(sys.stdin.buffer.read(), "standard input")
+    return read_text(path)
 
 
 LMPLZ_FALLBACK = [0.5, 1.0, 1.5]
@@ -82,10 +82,10 @@ def _model_options(args) -> dict:
     return options
 
 
-def _fit(args, sentences):
+def _fit(args, stream: np.ndarray, vocab: Vocab):
     """The model the options ask for, fitted; a discount that cannot be estimated names the CLI flags."""
     try:
-        return make_model(args.method, args.order, **_model_options(args)).fit(sentences)
+        return make_model(args.method, args.order, **_model_options(args)).fit(stream, vocab)
     except DiscountEstimationError as e:
         fallback = "--discount-fallback (lmplz's 0.5 1 1.5)" if args.method == "mkn" else "--discount-fallback D"
         raise ValueError(
@@ -96,8 +96,8 @@ def _fit(args, sentences):
 
 @_reporting_errors
 def _estimate(args) -> int:
-    sentences = _read_text(args.text)
-    model = _fit(args, sentences)
+    vocab, stream = Vocab.build_and_encode_text(_read_text(args.text))
+    model = _fit(args, stream, vocab)
     if args.npz is not None:
         model.to_npz(args.npz)
     if args.arpa == "-" or (args.arpa is None and args.npz is None):
@@ -105,7 +105,8 @@ def _estimate(args) -> int:
     elif args.arpa is not None:
         model.to_arpa(args.arpa)
     sizes = " ".join(f"{k}={model.index_.size(k)}" for k in range(1, model.order + 1))
-    print(f"{args.method} {model.order}-gram model, {len(sentences)} sentences; n-gram types: {sizes}", file=sys.stderr)
+    sentences = len(sentence_starts(stream))
+    print(f"{args.method} {model.order}-gram model, {sentences} sentences; n-gram types: {sizes}", file=sys.stderr)
     if args.method in ("abs", "kn", "mkn"):
         print(f"discounts D1 D2 D3+ per order: {np.round(model.D_, 6).tolist()}", file=sys.stderr)
     return 0
@@ -114,7 +115,7 @@ def _estimate(args) -> int:
 @_reporting_errors
 def _perplexity(args) -> int:
     model = read_npz(args.model) if is_npz(args.model) else read_arpa(args.model)
-    print(model.evaluate(_read_text(args.text)))
+    print(model.evaluate(tokenize(_read_text(args.text))))
     return 0
 
 
