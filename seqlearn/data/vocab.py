@@ -230,8 +230,8 @@ def _line_lengths(text: str) -> np.ndarray:
     """The number of tokens of each non-blank line of ``text``, as :func:`tokenize` splits it; shape ``(S,)``.
 
     A token starts at a character that is not whitespace and follows whitespace (or the start).
-    Its line is the number of line breaks before it (``\\r\\n`` counts twice, which only skips a
-    number); the lines' token counts are the run lengths of those numbers.
+    A line holds the tokens that start between two line breaks (``\\r\\n`` is two breaks around
+    an empty line, which, like every blank line, is dropped).
     """
     if text.isascii():
         codes = np.frombuffer(text.encode("ascii"), np.uint8)
@@ -239,10 +239,10 @@ def _line_lengths(text: str) -> np.ndarray:
         codes = np.minimum(np.frombuffer(text.encode("utf-32-le"), np.uint32), _CODES)
     space, breaks = _whitespace_and_breaks()
     is_space = space[codes]
-    starts = np.flatnonzero(~is_space & np.concatenate([[True], is_space[:-1]]))
-    line = np.cumsum(breaks[codes])[starts]  # (tokens,) the line of each token
-    new_line = np.flatnonzero(np.diff(line, prepend=-1))  # the first token of each line
-    return np.diff(new_line, append=len(starts))
+    starts = np.flatnonzero(~is_space & np.concatenate([[True], is_space[:-1]]))  # (tokens,)
+    tokens_before_break = np.searchsorted(starts, np.flatnonzero(breaks[codes]))
+    lengths = np.diff(tokens_before_break, prepend=0, append=len(starts))
+    return lengths[lengths > 0]
 
 
 def _framed(lengths: np.ndarray, word_ids: np.ndarray) -> np.ndarray:

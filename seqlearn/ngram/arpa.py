@@ -289,11 +289,13 @@ class _LineAssembler:
         length = np.empty_like(start)
         at = self.numbers_at
         for column, x, sep in numbers:
-            chars, first, end = format_log10(x)
+            # backoff weights take few distinct values (functions of a context's small counts): each is written once
+            values, which = (x, slice(None)) if column == 0 else np.unique(x, return_inverse=True)
+            chars, first, end = format_log10(values)
             chars = chars.ravel()
             chars[end] = self.SEPARATORS[sep]
             self.src[at : at + chars.size] = chars
-            start[:, column], length[:, column] = at + first, end + 1 - first
+            start[:, column], length[:, column] = (at + first)[which], (end + 1 - first)[which]
             at += chars.size
         last = 2 if log10_bo is None else 1  # the last word is followed by the newline, or by a tab and bo
         for j in range(k):

@@ -218,7 +218,7 @@ class InterpolatedModel(_BackoffScored):
 
     def _D(self, k: int, c: np.ndarray) -> np.ndarray:
         """D_k(c) for counts c >= 0 (0 for c = 0); same shape as c."""
-        return np.concatenate([[0.0], self.D_[k - 1]])[np.minimum(c, 3)]
+        return np.concatenate([[0.0], self.D_[k - 1]]).take(c, mode="clip")  # c > 3 clipped to 3: D_k(3+)
 
     def _gamma(self, k: int) -> np.ndarray:
         r""":math:`\gamma_k(h) = \sum_x D_k(c_k(hx)) / S_k(h)`, 1 where :math:`S_k(h) = 0`; shape ``(n_{k-1},)``."""
