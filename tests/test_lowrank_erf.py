@@ -154,6 +154,26 @@ def test_overlap_gradient_matches_central_differences_and_ignores_the_invisible(
     assert np.abs(grad.numpy()[index(["mu", "mm", "uu"])]).max() > 0  # erf: the norms are visible
 
 
+@pytest.mark.parametrize("sigma_nets, x_nets", [(None, None), (3, None), (None, 3), (3, 3)])
+def test_overlap_gradient_equals_autograd_through_the_effective_model(sigma_nets, x_nets):
+    """The adjoint recursion against float64 autograd of effective_output, for one sigma or a batch of
+    networks, with inputs shared or one set per network, and a mask with holes."""
+    rng = np.random.default_rng(7)
+    base = recommended_overlaps()
+    sigma = base if sigma_nets is None else base * rng.uniform(0.7, 1.3, (sigma_nets, 10))
+    x, y, mask = flip_flop(4, rng=rng, dt=DT, t_max=6.0, stim_range=(1.0, 2.0))
+    mask = mask * (rng.random(mask.shape) < 0.7)
+    if x_nets is not None:
+        x = np.stack([x * rng.uniform(0.5, 1.5) for _ in range(x_nets)])
+    loss, grad = overlap_gradient(sigma, (x, y, mask), dt=DT, device=CPU)
+    s = torch.as_tensor(sigma).requires_grad_(True)
+    auto_loss = masked_mse(effective_output(s, x, dt=DT, device=CPU), torch.as_tensor(y), torch.as_tensor(mask))
+    (auto_grad,) = torch.autograd.grad(auto_loss.sum(), s)
+    assert grad.shape == s.shape and loss.shape == auto_loss.shape
+    np.testing.assert_allclose(loss.numpy(), auto_loss.detach().numpy(), rtol=1e-14)
+    np.testing.assert_allclose(grad.numpy(), auto_grad.numpy(), rtol=1e-11, atol=1e-15)
+
+
 def test_rescaling_u_and_v_changes_no_output_so_the_ode_conserves_uu_minus_vv():
     """u -> a u, v -> v / a leaves J = u v^T / N and the effective model unchanged (sigma_zu, sigma_mu scale by a,
     sigma_vm by 1/a, sigma_uu by a^2), so sigma_zu d_zu - sigma_vm d_vm + sigma_mu d_mu + 2 sigma_uu d_uu = 0:

@@ -43,8 +43,8 @@ follows the visible :math:`\sigma_{uu}`.
 
 **Learning.** Gradient descent on the vectors with learning rate :math:`N\eta`
 (:func:`train_full`) against the overlap ODE :math:`\sigma \leftarrow \sigma - \eta\,\bar
-G(\sigma)\,\nabla_\sigma L` (:func:`train_overlaps`), where :math:`\nabla_\sigma L` is autograd
-through the effective model (zero on the invisible overlaps). :func:`train_both` runs the two
+G(\sigma)\,\nabla_\sigma L` (:func:`train_overlaps`), where :math:`\nabla_\sigma L` is the gradient
+through the effective model (by its adjoint recursion; zero on the invisible overlaps). :func:`train_both` runs the two
 on the same batches. Arrays are float64 by default; vectors may be batched over networks,
 ``(nets, N)``, overlaps ``(nets, 10)``, outputs ``(nets, B, T)``.
 """
@@ -173,26 +173,86 @@ def effective_output(sigma, x, *, dt: float = 0.05, device=None) -> torch.Tensor
     -------
     torch.Tensor, shape ``(B, T)`` or ``(nets, B, T)``
     """
-    device = resolve_device(device)
-    dt = real(dt, "dt", low=0.0, low_open=True)
-    sigma = _tensor(sigma, "sigma", device)
-    if sigma.ndim not in (1, 2) or sigma.shape[-1] != len(OVERLAPS):
-        raise ValueError(f"sigma must have shape (10,) or (nets, 10), got {tuple(sigma.shape)}")
-    x = _inputs(x, device)
-    zm, zu, vm, vu, mu, mm, uu = sigma[..., index(VISIBLE["erf"]), None].unbind(-2)  # each (..., 1)
-    kappa_m = _leaky_inputs(x, dt)  # (..., B, T): kappa_m does not depend on sigma
-    # the terms with kappa_m for all steps at once; in the loop, addcmul(a, b, c) = a + b c and
-    # lerp(a, b, dt) = a + dt (b - a)
-    mm_k2, two_mu_k, zm_k, vm_k = (
-        (c[..., None] * k).unbind(-1) for c, k in ((mm, kappa_m**2), (2 * mu, kappa_m), (zm, kappa_m), (vm, kappa_m))
-    )
-    kappa_u = torch.zeros_like(zm * x[..., 0])  # (..., B)
-    outputs = []
-    for t in range(x.shape[-1]):
-        G = gain(torch.addcmul(mm_k2[t], torch.addcmul(two_mu_k[t], uu, kappa_u), kappa_u))  # G(Delta_t), (..., B)
-        outputs.append(torch.addcmul(zm_k[t], zu, kappa_u) * G)
-        kappa_u = torch.lerp(kappa_u, torch.addcmul(vm_k[t], vu, kappa_u) * G, dt)
-    return torch.stack(outputs, -1)
+    return _EffectiveRun(sigma, x, dt, device).y_hat
+
+
+class _EffectiveRun:
+    r"""One run of the effective model: the visible overlaps, :math:`\kappa_m`, :math:`\kappa_u`, :math:`G`
+    and :math:`\hat y` at every step, each ``(..., B, T)`` (the overlaps ``(..., 1, 1)``)."""
+
+    def __init__(self, sigma, x, dt: float, device):
+        device = resolve_device(device)
+        self.dt = dt = real(dt, "dt", low=0.0, low_open=True)
+        self.sigma = sigma = _tensor(sigma, "sigma", device)
+        if sigma.ndim not in (1, 2) or sigma.shape[-1] != len(OVERLAPS):
+            raise ValueError(f"sigma must have shape (10,) or (nets, 10), got {tuple(sigma.shape)}")
+        x = _inputs(x, device)
+        visible = sigma[..., index(VISIBLE["erf"]), None, None].unbind(-3)  # each (..., 1, 1)
+        self.zm, self.zu, self.vm, self.vu, self.mu, self.mm, self.uu = visible
+        self.kappa_m = _leaky_inputs(x, dt)  # (..., B, T): kappa_m does not depend on sigma
+        vu, uu = self.vu[..., 0], self.uu[..., 0]  # (..., 1)
+        # the terms with kappa_m for all steps at once; in the loop, addcmul(a, b, c) = a + b c and
+        # lerp(a, b, dt) = a + dt (b - a)
+        k_m = self.kappa_m
+        mm_k2, two_mu_k, vm_k = ((c * k).unbind(-1) for c, k in ((self.mm, k_m**2), (2 * self.mu, k_m), (self.vm, k_m)))
+        kappa_u = torch.zeros_like(self.zm[..., 0] * x[..., 0])  # (..., B)
+        kappas, gains = [], []
+        for t in range(x.shape[-1]):
+            G = gain(torch.addcmul(mm_k2[t], torch.addcmul(two_mu_k[t], uu, kappa_u), kappa_u))  # G(Delta_t), (..., B)
+            kappas.append(kappa_u)
+            gains.append(G)
+            kappa_u = torch.lerp(kappa_u, torch.addcmul(vm_k[t], vu, kappa_u) * G, dt)
+        self.kappa_u, self.G = torch.stack(kappas, -1), torch.stack(gains, -1)
+        self.y_hat = torch.addcmul(self.zm * self.kappa_m, self.zu, self.kappa_u) * self.G
+
+    def gradient(self, d_y_hat: torch.Tensor) -> torch.Tensor:
+        r""":math:`\partial L/\partial\sigma` from :math:`g_t = \partial L/\partial\hat y_t` (``(..., B, T)``), by
+        the adjoint recursion; shape of ``sigma``, zero on the invisible zv, vv, zz.
+
+        With :math:`\lambda_t = \partial L/\partial\kappa_u(t)`, :math:`\lambda_T = 0`,
+        :math:`G' = dG/d\Delta = -\tfrac\pi4 G^3`,
+        :math:`\partial_u\Delta = 2(\sigma_{mu}\kappa_m + \sigma_{uu}\kappa_u)` and
+        :math:`s_t = \sigma_{vm}\kappa_m + \sigma_{vu}\kappa_u`:
+
+        .. math::
+            w_t = (g_t\, \hat y_t / G_t + dt\, \lambda_{t+1} s_t)\, G'_t, \qquad
+            \lambda_t = g_t \sigma_{zu} G_t + \lambda_{t+1} (1 - dt + dt\,\sigma_{vu} G_t) + w_t\, \partial_u\Delta_t,
+
+        and the gradient sums over trials and steps :math:`g G \kappa_m`, :math:`g G \kappa_u` (zm, zu),
+        :math:`dt\,\lambda_{t+1} G \kappa_m`, :math:`dt\,\lambda_{t+1} G \kappa_u` (vm, vu),
+        :math:`2 w \kappa_m \kappa_u`, :math:`w \kappa_m^2`, :math:`w \kappa_u^2` (mu, mm, uu).
+        """
+        k_m, k_u, G, dt = self.kappa_m, self.kappa_u, self.G, self.dt
+        G_prime = -(math.pi / 4) * G**3
+        d_delta = 2 * torch.addcmul(self.mu * k_m, self.uu, k_u)  # dDelta / dkappa_u
+        s = torch.addcmul(self.vm * k_m, self.vu, k_u)
+        num = torch.addcmul(self.zm * k_m, self.zu, k_u)  # y_hat / G
+        gG = d_y_hat * G
+        # lambda_t = A_t + B_t lambda_{t+1}
+        A = gG * self.zu + d_y_hat * num * G_prime * d_delta
+        B = 1 - dt + dt * (self.vu * G + s * G_prime * d_delta)
+        lam = torch.zeros_like(A[..., 0])
+        later = []  # lambda_{t+1}, from t = T - 1 down
+        for A_t, B_t in zip(reversed(A.unbind(-1)), reversed(B.unbind(-1))):
+            later.append(lam)
+            lam = torch.addcmul(A_t, B_t, lam)
+        lam_next = torch.stack(later[::-1], -1)  # (..., B, T)
+        w = (d_y_hat * num + dt * lam_next * s) * G_prime
+        dtG_lam = dt * lam_next * G
+        parts = {
+            "zm": gG * k_m,
+            "zu": gG * k_u,
+            "vm": dtG_lam * k_m,
+            "vu": dtG_lam * k_u,
+            "mu": 2 * w * k_m * k_u,
+            "mm": w * k_m**2,
+            "uu": w * k_u**2,
+        }
+        grad = torch.zeros_like(self.sigma)
+        for name, part in parts.items():
+            total = part.sum((-2, -1))  # (nets,) or (), or (nets,) for one sigma on (nets, B, T) inputs
+            grad[..., index([name])[0]] = total if total.ndim < self.sigma.ndim else total.sum(0)
+        return grad
 
 
 def _leaky_inputs(x: torch.Tensor, dt: float) -> torch.Tensor:
@@ -220,7 +280,10 @@ class Training:
 
 
 def overlap_gradient(sigma, batch: Batch, *, dt: float = 0.05, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""The masked loss of the effective model and its gradient :math:`\partial L/\partial\sigma` by autograd.
+    r"""The masked loss of the effective model and its gradient :math:`\partial L/\partial\sigma`.
+
+    The gradient comes from the adjoint recursion of the effective model (``_EffectiveRun.gradient``),
+    backwards through the steps: the same chain rule as autograd, without its graph.
 
     Parameters
     ----------
@@ -232,12 +295,12 @@ def overlap_gradient(sigma, batch: Batch, *, dt: float = 0.05, device=None) -> t
     loss : torch.Tensor, shape ``()`` or ``(nets,)``
     grad : torch.Tensor, shape of ``sigma``; zero on the invisible zv, vv, zz
     """
-    device = resolve_device(device)
-    sigma = _tensor(sigma, "sigma", device).detach().requires_grad_(True)
-    x, y, mask = batch
-    loss = masked_mse(effective_output(sigma, x, dt=dt, device=device), *_targets(y, mask, device))
-    (grad,) = torch.autograd.grad(loss.sum(), sigma)  # the networks are independent: d(sum)/d sigma_n = dL_n/d sigma_n
-    return loss.detach(), grad
+    with torch.no_grad():
+        run = _EffectiveRun(_tensor(sigma, "sigma", resolve_device(device)).detach(), batch[0], dt, device)
+        y, mask = _targets(batch[1], batch[2], run.sigma.device)
+        loss = masked_mse(run.y_hat, y, mask)
+        counted = mask.sum((-2, -1))[..., None, None]
+        return loss, run.gradient(2 * mask * (run.y_hat - y) / counted)  # g = dL/dy_hat
 
 
 def _targets(y, mask, device) -> tuple[torch.Tensor, torch.Tensor]:
