@@ -92,7 +92,9 @@ def test_states_are_the_cells_trajectory_and_the_readout_reads_them(arch):
     model = _model(arch)
     x = torch.randn(4, 7, 3, dtype=torch.float64)
     h = model(x, states=True)
-    torch.testing.assert_close(h, run(model.cell, x).h)
+    full, bare = run(model.cell, x), run(model.cell, x, gates=False)
+    assert torch.equal(h, full.h) and torch.equal(bare.h, full.h) and bare.gates == {}
+    assert full.gates and (bare.c is None) == (full.c is None) and (arch != "lstm" or torch.equal(bare.c, full.c))
     torch.testing.assert_close(model(x), h[:, 1:] @ model.readout.weight[0] + model.readout.bias)
     assert model.architecture == arch
 

@@ -177,7 +177,7 @@ class LeakyGatedCell(nn.Module):
         x = check_input(x, self.input_size, 2, self.W_x.dtype, "(B, D)")
         h = check_state(h, "h", (x.shape[0], self.hidden_size), x)
         q = self.gates(x, h)
-        h = (1 - q.s) * h + q.s * q.h_tilde  # retain 1 - s, write s
+        h = (-q.s + 1) * h + q.s * q.h_tilde  # retain 1 - s, write s (-s + 1: see GRUCell.forward)
         return (h, q) if flag(return_gates, "return_gates") else h
 
     def extra_repr(self) -> str:
@@ -346,11 +346,14 @@ class Trajectory:
     c: torch.Tensor | None = None
 
 
-def run(cell: Cell, x: torch.Tensor, h0: torch.Tensor | None = None, c0: torch.Tensor | None = None) -> Trajectory:
+def run(
+    cell: Cell, x: torch.Tensor, h0: torch.Tensor | None = None, c0: torch.Tensor | None = None, gates: bool = True
+) -> Trajectory:
     r"""Run ``cell`` over ``x`` ``(B, T, D)`` (batch first) from :math:`h_0` (and :math:`c_0`), zeros if ``None``.
 
     Returns a :class:`Trajectory` with the states and the per-step gate values (differentiable:
-    nothing is detached).
+    nothing is detached); with ``gates=False`` its ``gates`` are empty (training needs the states
+    only, and stacking the gates costs time and memory).
     """
     arch = architecture_of(cell)
     if not isinstance(x, torch.Tensor):
@@ -365,16 +368,19 @@ def run(cell: Cell, x: torch.Tensor, h0: torch.Tensor | None = None, c0: torch.T
     if arch != "lstm" and c0 is not None:
         raise ValueError(f"c0 is for the LSTM only, got one for {arch!r}")
     c = check_state(c0, "c0", (B, H), x) if arch == "lstm" else None
+    gates = flag(gates, "gates")
     hs, cs, steps = [h], [] if c is None else [c], []
     for t in range(T):
-        if arch == "lstm":
-            (h, c), q = cell(x[:, t], (h, c), return_gates=True)
-            cs.append(c)
+        out = cell(x[:, t], h if c is None else (h, c), return_gates=gates)
+        state, q = out if gates else (out, None)
+        if c is None:
+            h = state
         else:
-            h, q = cell(x[:, t], h, return_gates=True)
+            h, c = state
+            cs.append(c)
         hs.append(h)
         steps.append(q)
-    names = list(vars(steps[0]))
-    gates = {n: torch.stack([getattr(q, n) for q in steps], dim=1) for n in names}  # each (B, T, H)
+    names = list(vars(steps[0])) if gates else []
+    stacked = {n: torch.stack([getattr(q, n) for q in steps], dim=1) for n in names}  # each (B, T, H)
     C = torch.stack(cs, dim=1) if arch == "lstm" else None  # (B, T + 1, H)
-    return Trajectory(cell=cell, architecture=arch, x=x, h=torch.stack(hs, dim=1), gates=gates, c=C)
+    return Trajectory(cell=cell, architecture=arch, x=x, h=torch.stack(hs, dim=1), gates=stacked, c=C)

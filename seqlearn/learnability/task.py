@@ -146,7 +146,7 @@ class GatedRegressor(nn.Module):
 
     def forward(self, x: torch.Tensor, states: bool = False) -> torch.Tensor:
         r""":math:`\hat y` ``(B, T)`` for ``x`` ``(B, T, D)``; with ``states``, :math:`h_0 .. h_T` ``(B, T + 1, H)``."""
-        traj = self.trajectory(x)
+        traj = run(self.cell, x, gates=False)
         return traj.h if states else self.readout_of(traj)
 
 
