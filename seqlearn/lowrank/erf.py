@@ -177,8 +177,9 @@ def effective_output(sigma, x, *, dt: float = 0.05, device=None) -> torch.Tensor
 
 
 class _EffectiveRun:
-    r"""One run of the effective model: the visible overlaps, :math:`\kappa_m`, :math:`\kappa_u`, :math:`G`
-    and :math:`\hat y` at every step, each ``(..., B, T)`` (the overlaps ``(..., 1, 1)``)."""
+    r"""One run of the effective model: the visible overlaps ``(..., 1, 1)``, and at every step ``(..., B, T)``
+    :math:`\kappa_m`, :math:`\kappa_u`, :math:`G`, ``read`` :math:`= \sigma_{zm}\kappa_m + \sigma_{zu}\kappa_u`
+    and :math:`\hat y` = ``read`` :math:`G`."""
 
     def __init__(self, sigma, x, dt: float, device):
         device = resolve_device(device)
@@ -203,7 +204,8 @@ class _EffectiveRun:
             gains.append(G)
             kappa_u = torch.lerp(kappa_u, torch.addcmul(vm_k[t], vu, kappa_u) * G, dt)
         self.kappa_u, self.G = torch.stack(kappas, -1), torch.stack(gains, -1)
-        self.y_hat = torch.addcmul(self.zm * self.kappa_m, self.zu, self.kappa_u) * self.G
+        self.read = torch.addcmul(self.zm * k_m, self.zu, self.kappa_u)  # sigma_zm kappa_m + sigma_zu kappa_u
+        self.y_hat = self.read * self.G
 
     def gradient(self, d_y_hat: torch.Tensor) -> torch.Tensor:
         r""":math:`\partial L/\partial\sigma` from :math:`g_t = \partial L/\partial\hat y_t` (``(..., B, T)``), by
@@ -226,7 +228,7 @@ class _EffectiveRun:
         G_prime = -(math.pi / 4) * G**3
         d_delta = 2 * torch.addcmul(self.mu * k_m, self.uu, k_u)  # dDelta / dkappa_u
         s = torch.addcmul(self.vm * k_m, self.vu, k_u)
-        num = torch.addcmul(self.zm * k_m, self.zu, k_u)  # y_hat / G
+        num = self.read  # y_hat / G
         gG = d_y_hat * G
         # lambda_t = A_t + B_t lambda_{t+1}
         A = gG * self.zu + d_y_hat * num * G_prime * d_delta
@@ -296,7 +298,7 @@ def overlap_gradient(sigma, batch: Batch, *, dt: float = 0.05, device=None) -> t
     grad : torch.Tensor, shape of ``sigma``; zero on the invisible zv, vv, zz
     """
     with torch.no_grad():
-        run = _EffectiveRun(_tensor(sigma, "sigma", resolve_device(device)).detach(), batch[0], dt, device)
+        run = _EffectiveRun(sigma, batch[0], dt, device)  # no graph, even for a sigma that requires grad
         y, mask = _targets(batch[1], batch[2], run.sigma.device)
         loss = masked_mse(run.y_hat, y, mask)
         counted = mask.sum((-2, -1))[..., None, None]
