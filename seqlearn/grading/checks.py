@@ -298,7 +298,10 @@ def _compare_number(expected, got, path, rtol, atol) -> Mismatch | None:
     if isinstance(expected, numbers.Integral) and isinstance(got, numbers.Integral):
         ok = int(got) == int(expected)
     else:
-        ok = _close(float(expected), float(got), rtol, atol)
+        try:
+            ok = _close(float(expected), float(got), rtol, atol)
+        except OverflowError:  # an integer beyond every float equals no float
+            ok = False
     if not ok and isinstance(got, np.floating) and _lower_precision(np.dtype(np.float64), got.dtype):
         return Mismatch("dtype", "float64", _LOW_PRECISION.format(got=f"a numpy {got.dtype}", want="float64"), path)
     return None if ok else Mismatch("value", _clip(expected), _clip(got), path)

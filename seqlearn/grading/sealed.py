@@ -793,7 +793,16 @@ def _run_test(session: _Session, test: TestCell, checks: Mapping[str, FunctionCh
             reason = proxy.lost or "interrupted"
             session.worker.close()
             return _failure(test, f"{name}: {reason}", f"CheckFailure: {name} could not be graded: {reason}")
+        except Exception as exc:  # the checks could not judge what came back: this part fails, nothing more
+            return _uncomparable(test, name, exc)
     return PartResult(test.grade_id, test.points, test.points, printed.getvalue(), False)
+
+
+def _uncomparable(test: TestCell, name: str, exc: Exception) -> PartResult:
+    """A test cell whose checks raised on a student's result: failed, naming the error's type only."""
+    kind = type(exc).__name__ if type(exc) in _BUILTIN_EXCEPTIONS.values() else "an error"
+    reason = f"{name}: its result could not be compared with the expected one ({kind})"
+    return _failure(test, reason, f"CheckFailure: {reason}")
 
 
 def grade_submission(
@@ -837,8 +846,13 @@ def _init_pool(slots, root: str, level: str, limits: Limits, run: int) -> None:
 
 
 def _grade_in_pool(course: str, assignment: str, student: str, plans) -> SubmissionResult:
+    return _grade_isolated(course, assignment, student, plans, _POOL_STATE["runtime"], _POOL_STATE["limits"])
+
+
+def _grade_isolated(course, assignment: str, student: str, plans, runtime: Runtime, limits: Limits) -> SubmissionResult:
+    """:func:`grade_submission`, where any error is recorded as this student's problem (the class goes on)."""
     try:
-        return grade_submission(course, assignment, student, plans, _POOL_STATE["runtime"], _POOL_STATE["limits"])
+        return grade_submission(course, assignment, student, plans, runtime, limits)
     except Exception as exc:  # a grader bug must not stop the class: record it
         result = SubmissionResult(student)
         result.problems.append(f"grader error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
@@ -905,7 +919,7 @@ def grade_assignment(
         if jobs == 1:
             runtime = _make_runtime(Path(tmp) / "slot-0", level, 0)
             for name in names:
-                results.append(grade_submission(course, assignment, name, plans, runtime, limits))
+                results.append(_grade_isolated(course, assignment, name, plans, runtime, limits))
                 if progress:
                     progress(results[-1])
         else:
@@ -1010,31 +1024,40 @@ def write_results(course, assignment: str, plans: Sequence[NotebookPlan], result
                 f"no assignment {assignment!r} in the gradebook: run `nbgrader generate_assignment {assignment}` first"
             ) from None
         for result in results:
-            submitted = course / "submitted" / result.student / assignment
-            gradebook.update_or_create_student(result.student)
-            timestamp = _timestamp(submitted)
-            extra = {"timestamp": timestamp} if timestamp else {}
-            gradebook.update_or_create_submission(assignment, result.student, **extra)
-            out_dir = course / "autograded" / result.student / assignment
-            out_dir.mkdir(parents=True, exist_ok=True)
-            for name in _NBGRADER_RECORDS:
-                if (submitted / name).is_file():
-                    shutil.copy2(submitted / name, out_dir / name)
-            for plan in plans:
-                parts = result.parts.get(plan.name, {})
-                notebook_id = Path(plan.name).stem
-                for part in parts.values():
-                    grade = gradebook.find_grade(part.grade_id, notebook_id, assignment, result.student)
-                    grade.auto_score = part.score
-                    grade.needs_manual_grade = grade.manual_score is not None
-                tests = {t.grade_id: t for t in plan.tests}
-                autograded = _autograded_notebook(plan, tests, submitted / plan.name, parts)
-                for cell in autograded.cells:
-                    meta = _nbgrader(cell)
-                    if meta.get("solution") or meta.get("task"):
-                        _record_answer(gradebook, cell, meta, notebook_id, assignment, result.student)
-                nbformat.write(autograded, out_dir / plan.name)
-            gradebook.db.commit()
+            try:
+                _write_result(course, assignment, plans, result, gradebook)
+            except Exception as exc:  # one submission's record must not cost the others theirs
+                gradebook.db.rollback()
+                result.problems.append(f"not written to the gradebook: {type(exc).__name__}")
+
+
+def _write_result(course: Path, assignment: str, plans: Sequence[NotebookPlan], result: SubmissionResult, gradebook):
+    """Record one submission's scores and write its autograded notebooks (committed together)."""
+    submitted = course / "submitted" / result.student / assignment
+    gradebook.update_or_create_student(result.student)
+    timestamp = _timestamp(submitted)
+    extra = {"timestamp": timestamp} if timestamp else {}
+    gradebook.update_or_create_submission(assignment, result.student, **extra)
+    out_dir = course / "autograded" / result.student / assignment
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in _NBGRADER_RECORDS:
+        if (submitted / name).is_file():
+            shutil.copy2(submitted / name, out_dir / name)
+    for plan in plans:
+        parts = result.parts.get(plan.name, {})
+        notebook_id = Path(plan.name).stem
+        for part in parts.values():
+            grade = gradebook.find_grade(part.grade_id, notebook_id, assignment, result.student)
+            grade.auto_score = part.score
+            grade.needs_manual_grade = grade.manual_score is not None
+        tests = {t.grade_id: t for t in plan.tests}
+        autograded = _autograded_notebook(plan, tests, submitted / plan.name, parts)
+        for cell in autograded.cells:
+            meta = _nbgrader(cell)
+            if meta.get("solution") or meta.get("task"):
+                _record_answer(gradebook, cell, meta, notebook_id, assignment, result.student)
+        nbformat.write(autograded, out_dir / plan.name)
+    gradebook.db.commit()
 
 
 def _record_answer(gradebook, cell, meta, notebook_id: str, assignment: str, student: str) -> None:
