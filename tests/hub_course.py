@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from seqlearn.grading.nbgrader_tools import course_directories, make_course
+from seqlearn.grading.nbgrader_tools import course_directories, make_course, student_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,9 +53,9 @@ def _test_cells(notebook) -> list[int]:
 
 
 def full_submission(course: Path, assignment: str) -> tuple[nbformat.NotebookNode, float]:
-    """The solution as a submission, and its score: every autograded point."""
-    solution, _ = _notebooks(course, assignment)
-    return solution, sum(_meta(solution.cells[i])["points"] for i in _test_cells(solution))
+    """The release answered with the solution's answers (as a student saves it), and its score: every point."""
+    solution, release = _notebooks(course, assignment)
+    return student_submission(solution, release), sum(_meta(solution.cells[i])["points"] for i in _test_cells(solution))
 
 
 def partial_submission(course: Path, assignment: str) -> tuple[nbformat.NotebookNode, float]:

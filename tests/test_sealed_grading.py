@@ -27,7 +27,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from seqlearn.grading.nbgrader_tools import check_grading, make_course, run_nbgrader
+from seqlearn.grading.nbgrader_tools import check_grading, make_course, run_nbgrader, student_submission
 from seqlearn.grading.sealed import LEVELS, Limits, build_program, detect_level, grade_assignment, load_assignment
 from seqlearn.grading.worker import CodecError, decode, encode
 
@@ -297,8 +297,8 @@ def attacked(tmp_path_factory):
     course = make_course(ROOT, tmp_path_factory.mktemp("sealed") / "course", [ATTACKED])
     run_nbgrader(course, "generate_assignment", ATTACKED, "--force")
     (name,) = [p.name for p in (course / "solutions" / ATTACKED).glob("*.ipynb")]
-    solution = nbformat.read(course / "solutions" / ATTACKED / name, as_version=4)
     blank = nbformat.read(course / "exercises" / ATTACKED / name, as_version=4)
+    solution = student_submission(nbformat.read(course / "solutions" / ATTACKED / name, as_version=4), blank)
     first = _answer_ids(blank)[0]
     paths = {
         "db": str(course / "gradebook.db"),
@@ -422,10 +422,12 @@ def _partial(solution, blank):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_honest_blank_and_partial_scores_equal_nbgraders(assignment, tmp_path):
     (path,) = sorted((ROOT / "solutions" / assignment).glob("*.ipynb"))
-    solution = nbformat.read(path, as_version=4)
     blank = nbformat.read(ROOT / "exercises" / assignment / path.name, as_version=4)
+    solution = student_submission(nbformat.read(path, as_version=4), blank)
     extra = {"partial": {path.name: _partial(solution, blank)}}
     report = check_grading(ROOT, assignment, timeout=20, extra_submissions=extra, workdir=tmp_path / "course")
+    # nbgrader graded the source notebook itself; the sealed grader refuses one (it holds hidden tests)
+    nbformat.write(solution, tmp_path / "course" / "submitted" / "solution" / assignment / path.name)
     _, results = grade_assignment(tmp_path / "course", assignment, jobs=2, write=False, limits=LIMITS)
     sealed = {r.student: {g: p.score for g, p in r.parts[path.name].items()} for r in results}
     for student in ("solution", "blank", "delegating", "partial"):
@@ -587,8 +589,14 @@ def test_seqlearn_grade_then_generate_feedback(tmp_path):
     course = make_course(ROOT, tmp_path / "course", [ATTACKED])
     run_nbgrader(course, "generate_assignment", ATTACKED, "--force")
     (name,) = [p.name for p in (course / "solutions" / ATTACKED).glob("*.ipynb")]
-    _write(course, "honest", ATTACKED, nbformat.read(course / "solutions" / ATTACKED / name, as_version=4))
-    _write(course, "blank", ATTACKED, nbformat.read(course / "exercises" / ATTACKED / name, as_version=4))
+    blank = nbformat.read(course / "exercises" / ATTACKED / name, as_version=4)
+    _write(
+        course,
+        "honest",
+        ATTACKED,
+        student_submission(nbformat.read(course / "solutions" / ATTACKED / name, as_version=4), blank),
+    )
+    _write(course, "blank", ATTACKED, blank)
     seqlearn = Path(sys.executable).with_name("seqlearn")
     proc = subprocess.run(
         [str(seqlearn), "grade", ATTACKED, "--jobs", "2"], cwd=course, capture_output=True, text=True, check=False
@@ -645,7 +653,10 @@ def test_sealed_messages_name_dtype_mutation_and_aliasing(tmp_path):
     course = make_course(ROOT, tmp_path / "course", [assignment])
     run_nbgrader(course, "generate_assignment", assignment, "--force")
     (name,) = [p.name for p in (course / "solutions" / assignment).glob("*.ipynb")]
-    solution = nbformat.read(course / "solutions" / assignment / name, as_version=4)
+    source_notebook = nbformat.read(course / "solutions" / assignment / name, as_version=4)
+    solution = student_submission(
+        source_notebook, nbformat.read(course / "exercises" / assignment / name, as_version=4)
+    )
     for kind, source in QUALITY["clip_grad_norm"].items():
         _write(course, kind, assignment, _with_answer(solution, "clip_grad_norm", source))
     (forward,) = [c.source for c in solution.cells if _meta(c).get("grade_id") == "elman_forward"]
@@ -711,7 +722,9 @@ def test_a_test_cell_sees_only_the_cells_above_it(attacked):
     """As in nbgrader's kernel: a helper defined further down does not exist yet when the test runs."""
     course = attacked["course"]
     (path,) = sorted((course / "solutions" / ATTACKED).glob("*.ipynb"))
-    solution = nbformat.read(path, as_version=4)
+    solution = student_submission(
+        nbformat.read(path, as_version=4), nbformat.read(course / "exercises" / ATTACKED / path.name, as_version=4)
+    )
     (answer,) = [c.source for c in solution.cells if _meta(c).get("grade_id") == "count_ngrams"]
     late = _with_answer(solution, "count_ngrams", "def count_ngrams(sentences, n):\n    return _helper(sentences, n)")
     late.cells.append(nbformat.v4.new_code_cell(answer.replace("def count_ngrams(", "def _helper(")))

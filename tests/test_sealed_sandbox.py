@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from seqlearn.grading import sealed
-from seqlearn.grading.nbgrader_tools import make_course, run_nbgrader
+from seqlearn.grading.nbgrader_tools import make_course, run_nbgrader, student_submission
 from seqlearn.grading.sealed import Limits, PartResult, grade_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,8 +30,11 @@ def _meta(cell) -> dict:
 
 
 def _notebook(kind: str):
-    folder = "solutions" if kind == "solution" else "exercises"
-    return nbformat.read(ROOT / folder / ASSIGNMENT / NOTEBOOK, as_version=4)
+    """``"blank"``: the release; ``"solution"``: the release answered with the solutions, as a student saves it."""
+    blank = nbformat.read(ROOT / "exercises" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    if kind == "blank":
+        return blank
+    return student_submission(nbformat.read(ROOT / "solutions" / ASSIGNMENT / NOTEBOOK, as_version=4), blank)
 
 
 def _with_answer(notebook, grade_id: str, source: str):
@@ -140,3 +143,52 @@ def test_a_submission_that_cannot_be_written_costs_only_its_own_record(course, m
     stored = _gradebook(course)
     assert sum(v or 0 for v in stored["honest"].values()) == 14
     assert not any(stored.get("unwritable", {}).values())
+
+
+# ----------------------------------------------------------------------------- only regular files, no solutions
+
+
+def _link(course: Path, student: str, target: Path, name: str = NOTEBOOK) -> None:
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).symlink_to(target)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_symlinks_and_copies_of_the_solutions_are_refused(course, tmp_path):
+    solutions = course / "solutions" / ASSIGNMENT
+    _link(course, "linked_notebook", solutions / NOTEBOOK)  # placed in submitted/ (or collected as a link)
+    (course / "submitted" / "linked_folder").mkdir()
+    (course / "submitted" / "linked_folder" / ASSIGNMENT).symlink_to(solutions)
+    (course / "submitted" / "linked_student").symlink_to(course / "submitted" / "honest")
+    shutil.copytree(solutions, course / "submitted" / "copied" / ASSIGNMENT)  # what `nbgrader collect` made of a link
+    pasted = _notebook("solution")  # the source's hidden tests pasted into a cell of the student's
+    pasted.cells.append(nbformat.v4.new_code_cell("### BEGIN HIDDEN TESTS\npass\n### END HIDDEN TESTS"))
+    _submit(course, "pasted", pasted)
+    secret = tmp_path / "instructor-secret.txt"
+    secret.write_text("INSTRUCTOR-ONLY " * 10)
+    _link(course, "linked_timestamp", secret, "timestamp.txt")
+    (course / "submitted" / "linked_timestamp" / ASSIGNMENT / NOTEBOOK).write_text(nbformat.writes(_notebook("blank")))
+    students = [
+        "honest",
+        "linked_notebook",
+        "linked_folder",
+        "linked_student",
+        "copied",
+        "pasted",
+        "linked_timestamp",
+    ]
+    _, results = grade_assignment(course, ASSIGNMENT, jobs=2, students=students, limits=LIMITS)
+    scores = {r.student: r.score for r in results}
+    assert scores == dict.fromkeys(students, 0.0) | {"honest": 14.0}, scores
+    problems = {r.student: " ".join(r.problems) for r in results}
+    assert all("symbolic link" in problems[s] for s in ("linked_notebook", "linked_folder", "linked_student"))
+    assert "solution or hidden-test code" in problems["copied"] and "hidden-test" in problems["pasted"]
+    stored = _gradebook(course)
+    assert all(not any(stored[s].values()) for s in students if s != "honest"), stored
+    for student in students:
+        for path in (course / "autograded" / student / ASSIGNMENT).glob("*"):
+            text = path.read_text()
+            assert "INSTRUCTOR-ONLY" not in text and "BEGIN SOLUTION" not in text, path
+    assert not (course / "autograded" / "linked_timestamp" / ASSIGNMENT / "timestamp.txt").exists()

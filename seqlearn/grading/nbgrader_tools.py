@@ -63,6 +63,7 @@ __all__ = [
     "generate_exercises",
     "release_differences",
     "delegating_notebook",
+    "student_submission",
     "hidden_test_lines",
     "html_text",
     "check_grading",
@@ -327,6 +328,31 @@ def _is_solution_code(cell: NotebookNode) -> bool:
 
 def _defined_functions(source: str) -> list[str]:
     return [node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
+
+
+SOLUTION_DELIMITERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+"""nbgrader's default delimiters of solution code (``ClearSolutions.begin_solution_delimeter`` and end)."""
+
+
+def student_submission(source: NotebookNode, release: NotebookNode) -> NotebookNode:
+    """The release notebook answered with the source's answers: what a student who wrote them submits.
+
+    Each answer cell (nbgrader ``solution``) of ``release`` takes the source cell's text of the
+    same grade id, without nbgrader's solution delimiters; every other cell stays as released
+    (no hidden tests, no delimiters: a submission holding them is refused by the sealed grader).
+    """
+    answers = {
+        meta["grade_id"]: cell.source
+        for cell in source.cells
+        if (meta := cell.metadata.get("nbgrader", {})).get("solution") and "grade_id" in meta
+    }
+    result = nbformat.from_dict(release)
+    for cell in result.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in answers:
+            lines = answers[grade_id].split("\n")
+            cell.source = "\n".join(line for line in lines if line.strip() not in SOLUTION_DELIMITERS)
+    return result
 
 
 def delegating_notebook(notebook: NotebookNode, assignment: str) -> NotebookNode:

@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import errno
 import functools
 import io
 import json
@@ -52,6 +53,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -81,7 +83,9 @@ __all__ = [
     "detect_level",
     "grade_assignment",
     "grade_submission",
+    "holds_source_code",
     "load_assignment",
+    "read_submitted",
 ]
 
 WORKER_MODULES = ("seqlearn", "seqlearn._lazy", "seqlearn.validation", "seqlearn.device")
@@ -225,13 +229,32 @@ def load_assignment(course, assignment: str) -> list[NotebookPlan]:
     return plans
 
 
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+"""nbgrader's delimiters of solution and hidden-test code: a release, hence a submission, holds none."""
+
+def holds_source_code(student: Mapping) -> bool:
+    """Whether a submitted notebook holds solution or hidden-test code: nbgrader's delimiters in any cell.
+
+    A release has none (nbgrader removed them with the code between them), so neither has a
+    notebook a student saved: one that holds them is a copy of the source notebook in ``solutions/``.
+    """
+    cells = student.get("cells") if isinstance(student, Mapping) else None
+    sources = [_code_text(c.get("source", "")) for c in cells or () if isinstance(c, Mapping)]
+    return any(marker in text for text in sources for marker in SOLUTION_MARKERS)
+
+
 # ----------------------------------------------------------------------------- the program
 
 
-def _code(source) -> str:
-    text = source if isinstance(source, str) else ""
+def _code_text(source) -> str:
+    """A cell's source as one string (a list keeps only its strings; anything else is empty)."""
     if isinstance(source, list):
-        text = "".join(line for line in source if isinstance(line, str))
+        return "".join(line for line in source if isinstance(line, str))
+    return source if isinstance(source, str) else ""
+
+
+def _code(source) -> str:
+    text = _code_text(source)
     try:
         from IPython.core.inputtransformer2 import TransformerManager
 
@@ -798,6 +821,46 @@ def _run_test(session: _Session, test: TestCell, checks: Mapping[str, FunctionCh
     return PartResult(test.grade_id, test.points, test.points, printed.getvalue(), False)
 
 
+class Refused(ValueError):
+    """A submitted file the grader will not grade: the reason is the message (the grader's words only)."""
+
+
+def read_submitted(course, student: str, assignment: str, name: str, limit: int) -> bytes:
+    """The bytes of ``submitted/<student>/<assignment>/<name>`` in ``course``, at most ``limit`` of them.
+
+    Only a regular file is read, reached through no symbolic link (``O_NOFOLLOW`` at every step
+    below ``submitted/``): a link to ``solutions/`` or to a file outside is refused, not followed.
+
+    Raises
+    ------
+    Refused
+        A part of the path is a symbolic link, the file is not a regular file, or it is larger than ``limit``.
+    OSError
+        It does not exist or cannot be read.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fds = [os.open(Path(course) / "submitted", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    try:
+        for part, what in ((student, os.O_DIRECTORY), (assignment, os.O_DIRECTORY), (name, os.O_NONBLOCK)):
+            try:
+                fds.append(os.open(part, flags | what, dir_fd=fds[-1]))
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise Refused(f"{part} is a symbolic link (only regular files are graded)") from None
+                raise
+        info = os.fstat(fds[-1])
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"{name} is not a regular file")
+        with os.fdopen(os.dup(fds[-1]), "rb") as file:
+            data = file.read(limit + 1)
+        if len(data) > limit or info.st_size > limit:
+            raise Refused(f"larger than {limit // 2**20} MiB" if limit >= 2**20 else f"larger than {limit} bytes")
+        return data
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def _uncomparable(test: TestCell, name: str, exc: Exception) -> PartResult:
     """A test cell whose checks raised on a student's result: failed, naming the error's type only."""
     kind = type(exc).__name__ if type(exc) in _BUILTIN_EXCEPTIONS.values() else "an error"
@@ -812,16 +875,15 @@ def grade_submission(
     start = time.perf_counter()
     result = SubmissionResult(student)
     checks = ASSIGNMENTS[assignment].CHECKS
-    folder = Path(course) / "submitted" / student / assignment
     for plan in plans:
         try:
-            if (folder / plan.name).stat().st_size > _MAX_NOTEBOOK:
-                raise ValueError(f"larger than {_MAX_NOTEBOOK // 2**20} MiB")
-            notebook = json.loads((folder / plan.name).read_text(encoding="utf-8"))
+            notebook = json.loads(read_submitted(course, student, assignment, plan.name, _MAX_NOTEBOOK))
+            if holds_source_code(notebook):
+                raise Refused("it holds solution or hidden-test code of the source notebook, which no answer holds")
             steps = build_program(plan, notebook)
         except (OSError, ValueError, RecursionError) as exc:
-            detail = f" ({exc})" if str(exc).startswith("larger than") else ""
-            reason = f"{plan.name} could not be read: {type(exc).__name__}{detail}"
+            why = f"was refused: {exc}" if isinstance(exc, Refused) else f"could not be read: {type(exc).__name__}"
+            reason = f"{plan.name} {why}"
             result.problems.append(reason)
             result.parts[plan.name] = {t.grade_id: _failure(t, reason) for t in plan.tests}
             continue
@@ -862,7 +924,10 @@ def _grade_isolated(course, assignment: str, student: str, plans, runtime: Runti
 
 
 def _students(course: Path, assignment: str, students) -> list[str]:
-    found = sorted(p.name for p in (course / "submitted").glob(f"*/{assignment}") if p.is_dir() for p in [p.parent])
+    # links are listed, to be refused with the reason (read_submitted), not silently skipped
+    found = sorted(
+        p.parent.name for p in (course / "submitted").glob(f"*/{assignment}") if p.is_dir() or p.is_symlink()
+    )
     if students is None:
         return found
     missing = sorted(set(students) - set(found))
@@ -986,11 +1051,16 @@ def _output(text: str, failed: bool) -> nbformat.NotebookNode:
 
 
 def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, parts: Mapping[str, PartResult]):
-    """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs."""
+    """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs.
+
+    ``submitted`` is ``<course>/submitted/<student>/<assignment>/<notebook>``, read as :func:`read_submitted` reads it.
+    """
     try:
-        if submitted.stat().st_size > _MAX_NOTEBOOK:
-            raise ValueError("too large")
-        notebook = nbformat.read(submitted, as_version=4)
+        course, (student, assignment, name) = submitted.parents[3], submitted.parts[-3:]
+        data = read_submitted(course, student, assignment, name, _MAX_NOTEBOOK)
+        notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
+        if holds_source_code(notebook):
+            raise Refused("holds source code")
         students = {_nbgrader(c).get("grade_id"): c for c in notebook.cells}
     except Exception:
         students = {}
@@ -1035,14 +1105,13 @@ def _write_result(course: Path, assignment: str, plans: Sequence[NotebookPlan], 
     """Record one submission's scores and write its autograded notebooks (committed together)."""
     submitted = course / "submitted" / result.student / assignment
     gradebook.update_or_create_student(result.student)
-    timestamp = _timestamp(submitted)
+    timestamp = _timestamp(course, result.student, assignment)
     extra = {"timestamp": timestamp} if timestamp else {}
     gradebook.update_or_create_submission(assignment, result.student, **extra)
     out_dir = course / "autograded" / result.student / assignment
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in _NBGRADER_RECORDS:
-        if (submitted / name).is_file():
-            shutil.copy2(submitted / name, out_dir / name)
+        _copy_record(course, result.student, assignment, name, out_dir)
     for plan in plans:
         parts = result.parts.get(plan.name, {})
         notebook_id = Path(plan.name).stem
@@ -1078,10 +1147,27 @@ _NBGRADER_RECORDS = ("timestamp.txt", "submission_secret.txt")
 """What nbgrader keeps beside a submission: ``release_feedback`` finds the exchange's feedback folder by the secret."""
 
 
-def _timestamp(folder: Path):
+_MAX_RECORD = 4096
+
+
+def _copy_record(course: Path, student: str, assignment: str, name: str, out_dir: Path) -> None:
+    """Copy one of :data:`_NBGRADER_RECORDS` beside the autograded notebook, if it is a small regular file."""
+    target = out_dir / name
+    with contextlib.suppress(FileNotFoundError):
+        target.unlink()
+    try:
+        data = read_submitted(course, student, assignment, name, _MAX_RECORD)
+    except (OSError, ValueError):
+        return
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as file:
+        file.write(data)
+
+
+def _timestamp(course: Path, student: str, assignment: str):
     from nbgrader.utils import parse_utc
 
-    path = folder / "timestamp.txt"
     with contextlib.suppress(Exception):
-        return parse_utc(path.read_text().strip())
+        text = read_submitted(course, student, assignment, "timestamp.txt", _MAX_RECORD).decode("utf-8")
+        return parse_utc(text.strip())
     return None
