@@ -232,6 +232,7 @@ def load_assignment(course, assignment: str) -> list[NotebookPlan]:
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 """nbgrader's delimiters of solution and hidden-test code: a release, hence a submission, holds none."""
 
+
 def holds_source_code(student: Mapping) -> bool:
     """Whether a submitted notebook holds solution or hidden-test code: nbgrader's delimiters in any cell.
 
