@@ -36,7 +36,7 @@ EXPECTED = [
     ),
     ("draw_lstm_cell", {}, ["$c_{t-1}$", "$c_t$", "$f_t$", "$i_t$", "$g_t$", "$o_t$", "$h_{t-1}$", "$h_t$", "$x_t$"]),
     ("draw_gru_cell", {}, ["$r_t$", "$z_t$", "$n_t$", "$1 - z_t$", r"$h_t = (1 - z_t) \odot n_t + z_t \odot h_{t-1}$"]),
-    ("draw_reservoir", {"N": 10}, ["$u_t$", "$y_t$", "$W_{in}$ (fixed)"]),
+    ("draw_echo_state_network", {"N": 10}, ["$u_t$", "$y_t$", "$W_{in}$ (fixed)"]),
     ("draw_leaky_gated_cell", {"ell": 2}, ["$s_t$", r"$\lambda_t = 1 - s_t$", "$h_{t-2}$", r"$\lambda^{(q)}_{t-1}$"]),
     ("draw_lowrank_network", {}, ["$x_t$", "$f_t$", "input vector $m$", "$u$", "$v$", r"$v^\top h_t / N$"]),
 ]
@@ -50,7 +50,7 @@ BAD = [
     ("draw_unrolled_rnn", {"T": 0}),
     ("draw_unrolled_rnn", {"T": 9}),
     ("draw_bptt_graph", {"T": 0}),
-    ("draw_reservoir", {"N": 2}),
+    ("draw_echo_state_network", {"N": 2}),
     ("draw_leaky_gated_cell", {"ell": 0}),
 ]
 
@@ -110,7 +110,7 @@ def test_the_unrolled_network_has_one_copy_per_step():
 
 def test_the_reservoir_is_the_same_for_the_same_seed():
     def arrows(seed):
-        fig = diagrams.draw_reservoir(N=8, seed=seed)
+        fig = diagrams.draw_echo_state_network(N=8, seed=seed)
         n = len(fig.findobj(FancyArrowPatch))
         plt.close(fig)
         return n

@@ -7,6 +7,7 @@ functions (:mod:`seqlearn.viz.diagrams`) draw the course's models as boxes and a
 
 from .diagrams import (
     draw_bptt_graph,
+    draw_echo_state_network,
     draw_gru_cell,
     draw_interpolation_chain,
     draw_leaky_gated_cell,
@@ -14,7 +15,6 @@ from .diagrams import (
     draw_lstm_cell,
     draw_ngram_window,
     draw_nplm,
-    draw_reservoir,
     draw_unrolled_rnn,
 )
 from .explorer import explorer
@@ -35,7 +35,7 @@ __all__ = [
     "draw_bptt_graph",
     "draw_lstm_cell",
     "draw_gru_cell",
-    "draw_reservoir",
+    "draw_echo_state_network",
     "draw_leaky_gated_cell",
     "draw_lowrank_network",
 ]

@@ -21,7 +21,7 @@ __all__ = [
     "draw_bptt_graph",
     "draw_lstm_cell",
     "draw_gru_cell",
-    "draw_reservoir",
+    "draw_echo_state_network",
     "draw_leaky_gated_cell",
     "draw_lowrank_network",
 ]
@@ -309,6 +309,16 @@ def _rnn_column(ax, t: int, x: float, *, outputs: bool = True) -> dict[str, Node
     return nodes
 
 
+def _forward_chain(ax, T: int, *, outputs: bool) -> list[Node]:
+    """h_0 and T unrolled steps joined by W_hh arrows; returns the nodes h_1 ... h_T."""
+    previous, states = _node(ax, (0.7, 2.0), "$h_0$", color=GREY), []
+    for t in range(1, T + 1):
+        states.append(_rnn_column(ax, t, 0.7 + 1.6 * t, outputs=outputs)["h"])
+        _arrow(ax, previous, states[-1], "$W_{hh}$", offset=(0, 0.22), fontsize=9)
+        previous = states[-1]
+    return states
+
+
 def draw_unrolled_rnn(T: int = 4):
     r"""The Elman network unrolled over :math:`T` steps: one copy per step, the same weights in each.
 
@@ -328,11 +338,7 @@ def draw_unrolled_rnn(T: int = 4):
     """
     T = _check_int("T", T, 1, 8)
     fig, ax = _canvas(1.6 * T + 1.6, 4.6)
-    previous = _node(ax, (0.7, 2.0), "$h_0$", color=GREY)
-    for t in range(1, T + 1):
-        nodes = _rnn_column(ax, t, 0.7 + 1.6 * t)
-        _arrow(ax, previous, nodes["h"], "$W_{hh}$", offset=(0, 0.22), fontsize=9)
-        previous = nodes["h"]
+    _forward_chain(ax, T, outputs=True)
     ax.text(0.2, 4.25, r"$h_t = \phi(W_{hh} h_{t-1} + W_{xh} x_t + b_h)$,   $y_t = W_{hy} h_t + b_y$", fontsize=10)
     return fig
 
@@ -359,17 +365,13 @@ def draw_bptt_graph(T: int = 4):
     """
     T = _check_int("T", T, 1, 8)
     fig, ax = _canvas(1.6 * T + 3.0, 6.6)
-    previous = _node(ax, (0.7, 2.0), "$h_0$", color=GREY)
     later = _node(ax, (0.7 + 1.6 * (T + 1), 3.5), rf"$\delta_{{{T + 1}}} = 0$", color=GREY, width=1.25)
     deltas = {}
-    for t in range(1, T + 1):
-        nodes = _rnn_column(ax, t, 0.7 + 1.6 * t, outputs=False)
-        _arrow(ax, previous, nodes["h"], "$W_{hh}$", offset=(0, 0.22), fontsize=9)
-        previous = nodes["h"]
-        e = _node(ax, (nodes["h"].xy[0], 5.0), rf"$e_{{{t}}}$", color=ORANGE)
-        deltas[t] = _node(ax, (nodes["h"].xy[0], 3.5), rf"$\delta_{{{t}}}$", color=ORANGE)
+    for t, h in enumerate(_forward_chain(ax, T, outputs=False), start=1):
+        e = _node(ax, (h.xy[0], 5.0), rf"$e_{{{t}}}$", color=ORANGE)
+        deltas[t] = _node(ax, (h.xy[0], 3.5), rf"$\delta_{{{t}}}$", color=ORANGE)
         _arrow(ax, e, deltas[t], r"$W_{hy}^\top$", color=ORANGE, dashed=True, offset=(0.32, 0), fontsize=9)
-        _arrow(ax, nodes["h"], deltas[t], rf"$\phi'(z_{{{t}}})$", color=GREY, dashed=True, offset=(0.36, 0), fontsize=8)
+        _arrow(ax, h, deltas[t], rf"$\phi'(z_{{{t}}})$", color=GREY, dashed=True, offset=(0.36, 0), fontsize=8)
     for t in range(T, 0, -1):
         _arrow(ax, later, deltas[t], r"$W_{hh}^\top$", color=ORANGE, dashed=True, offset=(0, 0.22), fontsize=9)
         later = deltas[t]
@@ -517,7 +519,7 @@ def _ring(n_units: int, centre: tuple[float, float], radius: float) -> np.ndarra
     return np.column_stack([centre[0] + radius * np.cos(angle), centre[1] + radius * np.sin(angle)])
 
 
-def draw_reservoir(N: int = 12, seed: int = 0):
+def draw_echo_state_network(N: int = 12, seed: int = 0):
     r"""An echo state network: a fixed random reservoir and the one trained part, its linear readout.
 
     Draws the input :math:`u_t`, the fixed input weights :math:`W_{in}` (grey), the reservoir of
