@@ -207,7 +207,11 @@ def _grade(args) -> int:
         line = f"  {result.student:<20} {result.score:g}/{result.max_score:g}  {result.seconds:.1f} s{lost}{problems}"
         print(line, flush=True)
 
-    level = detect_level(args.level)
+    try:
+        level = detect_level(args.level)
+    except RuntimeError as err:  # the level does not work here: say why, grade nothing
+        print(f"seqlearn: error: {err}", file=sys.stderr)
+        return 2
     print(f"isolation level: {level}: {LEVELS[level]}", flush=True)
     options = {"jobs": args.jobs, "level": level, "limits": limits, "progress": progress}
     _, results = grade_assignment(course, args.assignment, **options)

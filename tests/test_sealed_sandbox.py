@@ -8,7 +8,15 @@ one tried; the honest submission graded beside it keeps its full marks.
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -192,3 +200,206 @@ def test_symlinks_and_copies_of_the_solutions_are_refused(course, tmp_path):
             text = path.read_text()
             assert "INSTRUCTOR-ONLY" not in text and "BEGIN SOLUTION" not in text, path
     assert not (course / "autograded" / "linked_timestamp" / ASSIGNMENT / "timestamp.txt").exists()
+
+
+# ----------------------------------------------------------------------------- the level: never weaker than asked
+
+DETACHED = """
+import os, sqlite3, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for _ in range(20):  # goes on writing for 10 s, long after its worker is gone
+            try:
+                con = sqlite3.connect(<DB>, timeout=0.1)
+                con.execute("UPDATE grade SET auto_score = 100")
+                con.commit()
+                con.close()
+            except Exception:
+                pass
+            time.sleep(0.5)
+    os._exit(0)
+def count_ngrams(sentences, n):
+    raise NotImplementedError()
+"""
+
+
+def _without_bwrap(monkeypatch) -> None:
+    which = shutil.which
+    monkeypatch.setattr(sealed.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else which(name, *a, **k))
+
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="the user level runs workers as a uid of their own: root only"
+)
+
+
+def _blocked_prefixes() -> tuple[Path | None, list[Path]]:
+    """The first directory above the interpreter that other uids cannot enter, and the prefixes below it."""
+    prefixes = list(dict.fromkeys(Path(p).resolve() for p in (sys.base_prefix, sys.prefix)))
+    for prefix in prefixes:
+        for parent in reversed(prefix.parents):
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                return parent, [p for p in prefixes if parent in p.parents]
+    return None, []
+
+
+def _as_another_uid_could(command: list[str]) -> list[str]:
+    """``command`` in a private mount namespace where every uid reaches the interpreter.
+
+    Where Python lives in a directory only root may enter (``/root/.pyenv``), that directory is
+    replaced, in the namespace only, by an empty one that holds just the interpreter's prefixes.
+    """
+    blocked, inner = _blocked_prefixes()
+    if blocked is None:
+        return command
+    script = ["set -e"]
+    for i, prefix in enumerate(inner):
+        script.append(f'mkdir -p "$T/{i}" && mount --bind {shlex.quote(str(prefix))} "$T/{i}"')
+    script.append(f"mount -t tmpfs -o mode=0755,size=1m tmpfs {shlex.quote(str(blocked))}")
+    for i, prefix in enumerate(inner):
+        script.append(f'mkdir -p {shlex.quote(str(prefix))} && mount --move "$T/{i}" {shlex.quote(str(prefix))}')
+    script.append('exec "$@"')
+    body = "T=$(mktemp -d) && sh -c " + shlex.quote("\n".join(script)) + ' sh "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", body, "sh", *command]
+
+
+def _unused_uid() -> int:
+    """A uid with no process and no account (the grading runs' own uids start at 1990000)."""
+    taken = {
+        Path(f"/proc/{p}").stat().st_uid for p in os.listdir("/proc") if p.isdigit() and Path(f"/proc/{p}").exists()
+    }
+    uid = 2_100_000 + os.getpid() % 100_000
+    while uid in taken:
+        uid += 1
+    return uid
+
+
+_CAN_SWITCH = os.geteuid() == 0 and all(shutil.which(t) for t in ("unshare", "setpriv", "mount"))
+needs_uid_switch = pytest.mark.skipif(
+    not _CAN_SWITCH, reason="acting as a second user needs root and util-linux's unshare, setpriv and mount"
+)
+
+
+def _grade_command(course: Path, *options: str) -> list[str]:
+    return [sys.executable, "-m", "seqlearn.cli", "grade", ASSIGNMENT, "--course", str(course), *options]
+
+
+@needs_uid_switch
+@pytest.mark.integration
+@pytest.mark.slow
+def test_root_without_bubblewrap_grades_at_the_user_level(course, tmp_path):
+    """The detached writer of a submission graded as root (rlimits) set every cell to 100 after grading."""
+    attack = DETACHED.replace("<DB>", repr(str(course / "gradebook.db")))
+    _submit(course, "detached", _with_answer(_notebook("blank"), "count_ngrams", attack))
+    (tmp_path / "no-bwrap").mkdir()  # a PATH without bubblewrap
+    grade = ["env", f"PATH={tmp_path / 'no-bwrap'}", *_grade_command(course, "--jobs", "1", "--timeout", "10")]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    command = _as_another_uid_could(grade)
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
+    time.sleep(3)  # the time a detached process would have to write the gradebook
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "isolation level: user" in proc.stdout, proc.stdout
+    stored = _gradebook(course)
+    assert sum(v or 0 for v in stored["honest"].values()) == 14
+    assert not any(stored["detached"].values()), stored["detached"]
+
+
+@needs_root
+@pytest.mark.integration
+def test_as_root_rlimits_is_used_only_when_asked_for(monkeypatch):
+    _without_bwrap(monkeypatch)
+    monkeypatch.setattr(sealed, "_library_paths", list)  # a worker that starts but cannot import numpy
+    with pytest.raises(
+        RuntimeError, match=r"the user isolation level does not work here: .+ ask for it: --level rlimits$"
+    ):
+        sealed.detect_level()
+    monkeypatch.undo()
+    assert sealed.detect_level("rlimits") == "rlimits"
+
+
+@pytest.mark.integration
+def test_a_level_that_fails_is_an_error_that_says_why(monkeypatch):
+    """bwrap failing to start (too many processes of the grading user) fell back to a weaker level silently."""
+    which = shutil.which
+    monkeypatch.setattr(sealed.shutil, "which", lambda name, *a, **k: "/bin/true" if name == "bwrap" else which(name))
+    failing = "echo 'bwrap: Creating new namespace failed: Resource temporarily unavailable' >&2; exit 1"
+    monkeypatch.setattr(sealed, "_bwrap_command", lambda runtime, scratch: ["sh", "-c", failing, "--"])
+    assert sealed.strongest_level() == "bwrap"
+    with pytest.raises(
+        RuntimeError, match=r"bwrap isolation level does not work here: .*Creating new namespace failed"
+    ):
+        sealed.detect_level()
+    with pytest.raises(RuntimeError, match=r"--level (user or --level )?rlimits"):
+        sealed.detect_level()
+
+
+@pytest.mark.integration
+def test_a_worker_that_fails_to_start_is_started_again(monkeypatch, tmp_path):
+    """A busy machine (fork fails once) cost every test cell of the notebook being graded."""
+    runtime = sealed._make_runtime(tmp_path / "runtime", "rlimits")
+    start, calls = sealed.Worker.start, []
+
+    def flaky(worker):
+        calls.append(1)
+        if len(calls) == 1:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        start(worker)
+
+    monkeypatch.setattr(sealed.Worker, "start", flaky)
+    session = sealed._Session(runtime, LIMITS, [("exec", "<cell 1>", "x = 1")])
+    try:
+        assert session.advance(0) and session.broken is None and len(calls) == 2
+    finally:
+        session.close()
+
+
+HOLDER = """
+import os, time
+for _ in range(60):  # processes held while the other students are graded beside it
+    try:
+        if os.fork() == 0:
+            time.sleep(20)
+            os._exit(0)
+    except OSError:
+        break
+def count_ngrams(sentences, n):
+    raise NotImplementedError()
+"""
+
+
+@needs_uid_switch
+@pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_non_root_grader_keeps_bwrap_with_many_processes_of_its_own():
+    """An instructor with more than 64 processes (a Jupyter server, kernels) made bwrap fail to start and the
+    grader fall back to rlimits; a submission holding 64 processes made the students beside it score 0."""
+    uid = _unused_uid()
+    course = Path(tempfile.mkdtemp(prefix="seqlearn-instructor-"))  # tmp_path's parents are root's only
+    sleepers: list[subprocess.Popen] = []
+    as_uid = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups"]
+    try:
+        make_course(ROOT, course, [ASSIGNMENT])
+        run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+        for student in ("honest1", "honest2", "honest3"):
+            _submit(course, student, _notebook("solution"))
+        _submit(course, "holder", _with_answer(_notebook("blank"), "count_ngrams", HOLDER))
+        subprocess.run(["chown", "-R", f"{uid}:{uid}", str(course)], check=True)
+        sleepers = [subprocess.Popen([*as_uid, "sleep", "600"]) for _ in range(70)]
+        grade = [*as_uid, "env", f"HOME={course}", *_grade_command(course, "--jobs", "2", "--timeout", "20")]
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        proc = subprocess.run(
+            _as_another_uid_could(grade), env=env, cwd=course, capture_output=True, text=True, timeout=600, check=False
+        )
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+        sealed._kill_uid(uid)
+        shutil.rmtree(course, ignore_errors=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "isolation level: bwrap" in proc.stdout, proc.stdout
+    for student in ("honest1", "honest2", "honest3"):
+        assert re.search(rf"{student}\s+14/14", proc.stdout), proc.stdout
+    assert re.search(r"holder\s+0/14", proc.stdout), proc.stdout

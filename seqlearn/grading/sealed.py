@@ -81,6 +81,7 @@ __all__ = [
     "PartResult",
     "SubmissionResult",
     "detect_level",
+    "strongest_level",
     "grade_assignment",
     "grade_submission",
     "holds_source_code",
@@ -437,6 +438,7 @@ class Worker:
     def __init__(self, runtime: Runtime, limits: Limits):
         self.runtime, self.limits = runtime, limits
         self.scratch = Path(tempfile.mkdtemp(prefix=f"scratch-{runtime.slot}-", dir=runtime.root))
+        self.errors = self.scratch.with_name(self.scratch.name + ".stderr")
         self.proc: subprocess.Popen | None = None
         self._buffer = b""
 
@@ -456,42 +458,62 @@ class Worker:
             "cwd": cwd,
             "uid": uid if sandboxed else None,
             "gid": uid if sandboxed else None,
+            # in the sandbox's own user namespace the process limit counts only its processes
+            "processes": self.limits.processes if sandboxed else None,
         }
         command = [sys.executable, "-I", "-S", f"{lib}/worker.py", json.dumps(config)]
         if sandboxed:
             command = _bwrap_command(self.runtime, self.scratch) + command
         limits, drop = self.limits, uid if self.runtime.level == "user" else None
+        rlimits = [
+            (resource.RLIMIT_CPU, limits.cpu_seconds),
+            (resource.RLIMIT_AS, limits.memory_bytes),
+            (resource.RLIMIT_FSIZE, limits.file_bytes),
+            (resource.RLIMIT_NOFILE, limits.open_files),
+            (resource.RLIMIT_CORE, 0),
+        ]
+        if not sandboxed:  # bwrap's: set by the worker inside, not counted against the grading user's processes
+            rlimits.append((resource.RLIMIT_NPROC, limits.processes))
 
         def prepare() -> None:  # in the child, before exec
             os.setsid()
-            for kind, value in (
-                (resource.RLIMIT_CPU, limits.cpu_seconds),
-                (resource.RLIMIT_AS, limits.memory_bytes),
-                (resource.RLIMIT_FSIZE, limits.file_bytes),
-                (resource.RLIMIT_NOFILE, limits.open_files),
-                (resource.RLIMIT_NPROC, limits.processes),
-                (resource.RLIMIT_CORE, 0),
-            ):
+            for kind, value in rlimits:
                 resource.setrlimit(kind, (value, value))
             if drop is not None:
                 os.setgroups([])
                 os.setgid(drop)
                 os.setuid(drop)
 
-        self.proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=str(self.scratch),
-            env=_environment(cwd),
-            preexec_fn=prepare,
-            close_fds=True,
-        )
+        with open(self.errors, "wb") as errors:  # bwrap's and Python's own complaints (the worker silences fd 2)
+            self.proc = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                cwd=str(self.scratch),
+                env=_environment(cwd),
+                preexec_fn=prepare,
+                close_fds=True,
+            )
         self._buffer = b""
-        hello = self._read(time.monotonic() + max(self.limits.timeout, 30.0))
+        try:
+            hello = self._read(time.monotonic() + max(self.limits.timeout, 30.0))
+        except WorkerLost as exc:
+            raise WorkerLost(f"{exc}{self._startup_error()}") from None
         if not hello.get("ready"):
             raise WorkerLost("the worker did not start")
+
+    def _startup_error(self) -> str:
+        """``": <the last line the worker's start wrote to stderr>"`` (printable, short), or ``""``."""
+        try:
+            with open(self.errors, "rb") as errors:
+                errors.seek(max(0, os.fstat(errors.fileno()).st_size - 2000))
+                lines = errors.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        text = "".join(c for c in last if c.isprintable())[:300]
+        return f": {text}" if text else ""
 
     def request(self, message: dict, deadline: float) -> dict:
         """Send one request and wait for its answer until ``deadline`` (``time.monotonic()``)."""
@@ -565,37 +587,52 @@ class Worker:
     def cleanup(self) -> None:
         self.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self.errors.unlink()
+
+
+def strongest_level() -> str:
+    """The strongest isolation level this machine offers: ``bwrap`` where bubblewrap is installed, else
+    ``user`` as root, else ``rlimits`` (never as root: there the process limit does not bind)."""
+    if shutil.which("bwrap") is not None:
+        return "bwrap"
+    return "user" if os.geteuid() == 0 else "rlimits"
 
 
 def detect_level(preferred: str | None = None, limits: Limits | None = None) -> str:
-    """The strongest isolation level that works here (or ``preferred``, checked): a worker is started and pinged."""
-    candidates = [preferred] if preferred else list(LEVELS)
-    if preferred and preferred not in LEVELS:
+    """The isolation level to grade at: ``preferred``, else :func:`strongest_level`, checked by starting a worker.
+
+    A level that does not work is an error that says why; the grader never falls back to a weaker
+    level by itself (a weaker one is chosen explicitly, as ``preferred``).
+    """
+    if preferred is not None and preferred not in LEVELS:
         raise ValueError(f"unknown isolation level {preferred!r}; levels: {list(LEVELS)}")
-    problems = []
+    level = preferred or strongest_level()
+    problem = _level_problem(level, limits or Limits(timeout=30))
+    if problem is None:
+        return level
+    weaker = list(LEVELS)[list(LEVELS).index(level) + 1 :]
+    advice = f"; to grade at a weaker level, ask for it: --level {' or --level '.join(weaker)}" if weaker else ""
+    raise RuntimeError(f"the {level} isolation level does not work here: {problem}{advice}")
+
+
+def _level_problem(level: str, limits: Limits) -> str | None:
+    """Why a worker at ``level`` does not start or cannot import numpy here, or None if it works."""
+    if level == "bwrap" and shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    if level == "user" and os.geteuid() != 0:
+        return "it needs root, to run the worker as a uid of its own"
     with tempfile.TemporaryDirectory(prefix="seqlearn-sealed-probe-") as tmp:
-        for level in candidates:
-            if level == "bwrap" and shutil.which("bwrap") is None:
-                problems.append("bwrap: not installed")
-                continue
-            if level == "user" and os.geteuid() != 0:
-                problems.append("user: needs root to switch to a worker uid")
-                continue
-            runtime = _make_runtime(Path(tmp) / level, level)
-            worker = Worker(runtime, limits or Limits(timeout=30))
-            try:
-                worker.start()
-                answer = worker.request(
-                    {"op": "exec", "name": "<probe>", "source": "import numpy"}, time.monotonic() + 30
-                )
-                if answer.get("ok"):
-                    return level
-                problems.append(f"{level}: the worker cannot import numpy")
-            except (WorkerLost, OSError) as exc:
-                problems.append(f"{level}: {exc}")
-            finally:
-                worker.cleanup()
-    raise RuntimeError("no isolation level works here: " + "; ".join(problems))
+        Path(tmp).chmod(0o711)  # a worker uid of its own must reach its copy of worker.py
+        worker = Worker(_make_runtime(Path(tmp) / level, level), limits)
+        try:
+            worker.start()
+            answer = worker.request({"op": "exec", "name": "<probe>", "source": "import numpy"}, time.monotonic() + 30)
+            return None if answer.get("ok") else "the worker cannot import numpy"
+        except (WorkerLost, OSError) as exc:
+            return str(exc)
+        finally:
+            worker.cleanup()
 
 
 # ----------------------------------------------------------------------------- checks through the worker
@@ -730,6 +767,7 @@ class _Session:
     """A submission's notebook running in a worker, step by step, restarted (skipping the culprit cell) when it dies."""
 
     MAX_STARTS = 4
+    START_PAUSES = (0.5, 2.0, 5.0)  # seconds before each new try of a worker that failed to start
 
     def __init__(self, runtime: Runtime, limits: Limits, steps: list[tuple[str, str, Any]]):
         self.worker = Worker(runtime, limits)
@@ -782,12 +820,25 @@ class _Session:
         else:
             self.starts += 1
             self.position = 0
+            problem = self._start()
+            if problem:
+                self.broken = f"the worker could not start ({problem})"
+        return self.broken is None
+
+    def _start(self) -> str | None:
+        """Start the worker, retrying after a pause if it fails (a busy machine); why it failed, or None."""
+        problem = None
+        for pause in (*self.START_PAUSES, None):
             try:
                 self.worker.start()
+                return None
             except (WorkerLost, OSError) as exc:
                 self.worker.close()
-                self.broken = f"the worker could not start ({exc})"
-        return self.broken is None
+                problem = str(exc)
+            if pause is None or time.monotonic() + pause >= self.end:
+                break
+            time.sleep(pause)
+        return problem
 
     def close(self) -> None:
         self.worker.cleanup()

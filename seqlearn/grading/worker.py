@@ -299,9 +299,19 @@ def _display(*args, **kwargs) -> None:
     """IPython's ``display`` in the notebook; nothing to display to here."""
 
 
+def _limit_processes(config: dict) -> None:
+    """RLIMIT_NPROC in the sandbox's user namespace: it counts the sandbox's processes, not the grading user's."""
+    limit = config.get("processes")
+    if limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(limit), int(limit)))
+
+
 def main(argv: list[str]) -> int:
     config = json.loads(argv[1])
     _drop_privileges(config)
+    _limit_processes(config)
     sys.path[:] = [p for p in sys.path if p.startswith(tuple(config["stdlib"]))] + list(config["path"])
     sys.meta_path.insert(0, _ImportBlocker(config["allowed"]))
     sys.dont_write_bytecode = True
