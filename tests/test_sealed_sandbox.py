@@ -15,6 +15,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -403,3 +404,95 @@ def test_a_non_root_grader_keeps_bwrap_with_many_processes_of_its_own():
     for student in ("honest1", "honest2", "honest3"):
         assert re.search(rf"{student}\s+14/14", proc.stdout), proc.stdout
     assert re.search(r"holder\s+0/14", proc.stdout), proc.stdout
+
+
+# ----------------------------------------------------------------------------- a wheel install
+
+UNBLOCKED = """
+import os, sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "_ImportBlocker"]
+sys.path[:] = [p for p in sys.path if not os.path.exists(os.path.join(p, "worker.py"))]  # the allowed copy's
+for _name in [m for m in sys.modules if m == "seqlearn" or m.startswith("seqlearn.")]:
+    del sys.modules[_name]
+from seqlearn.ngram.basics import count_ngrams
+"""
+
+
+def _wheel_environment(where: Path) -> Path:
+    """A virtual environment holding seqlearn installed from a wheel built from this repository (its
+    dependencies come from the course's environment, through a path file); its Python."""
+    source = where / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "seqlearn", source / "seqlearn", ignore=shutil.ignore_patterns("__pycache__"))
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+    wheels = where / "wheels"
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where / "venv")], check=True)
+    python = where / "venv" / "bin" / "python"
+    (wheel,) = wheels.glob("seqlearn-*.whl")
+    subprocess.run([*pip, "--python", str(python), "install", "--no-deps", "--no-index", str(wheel)], check=True)
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(site) / "course-environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+@pytest.fixture(scope="module")
+def wheel_python():
+    """The Python of an environment where seqlearn is installed from a wheel (in a directory every uid reaches)."""
+    where = Path(tempfile.mkdtemp(prefix="seqlearn-wheel-"))  # tmp_path's parents are root's only
+    where.chmod(0o755)
+    try:
+        python = _wheel_environment(where)
+        found = subprocess.run(
+            [str(python), "-c", "import seqlearn; print(seqlearn.__file__)"],
+            cwd=where,  # not the repository, whose seqlearn/ a script's own directory would put first
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert str(where / "venv") in found.stdout, found.stdout  # the wheel's seqlearn grades, not the repository's
+        yield python
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def _grade_unblocked(course: Path, python: Path, tmp_path: Path, level: str, wrap=lambda c: c) -> str:
+    """``seqlearn grade`` of the wheel's environment on the honest and the unblocking submissions; its output."""
+    _submit(course, "unblocked", _with_answer(_notebook("blank"), "count_ngrams", UNBLOCKED))
+    (tmp_path / "bin").mkdir(exist_ok=True)  # no bubblewrap on the grader's PATH unless it is asked for
+    path = "/usr/bin:/bin" if level == "bwrap" else str(tmp_path / "bin")
+    command = ["env", f"PATH={path}", str(python), "-m", "seqlearn.cli", "grade", ASSIGNMENT, "--course", str(course)]
+    command += ["--jobs", "1", "--timeout", "20", "--level", level]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    proc = subprocess.run(
+        wrap(command), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    return proc.stdout
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_wheel_installed_seqlearn_holds_no_reference_in_the_sandbox(course, wheel_python, tmp_path):
+    """Installed from a wheel (docs/deploy.md's TLJH step), site-packages is mounted in the sandbox:
+    an answer that drops the import blocker imported the references."""
+    output = _grade_unblocked(course, wheel_python, tmp_path, "bwrap")
+    assert re.search(r"honest\s+14/14", output) and re.search(r"unblocked\s+0/14", output), output
+
+
+@needs_uid_switch
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_wheel_installed_seqlearn_holds_no_reference_at_the_user_level(course, wheel_python, tmp_path):
+    """The user level sees the machine's files: there the installed seqlearn is covered by the allowed copy."""
+    output = _grade_unblocked(course, wheel_python, tmp_path, "user", _as_another_uid_could)
+    assert "isolation level: user" in output, output
+    assert re.search(r"honest\s+14/14", output) and re.search(r"unblocked\s+0/14", output), output

@@ -101,8 +101,9 @@ LEVELS = {
     ),
     "user": (
         "an unprivileged uid of its own (process limit binds, cannot write the gradebook or signal "
-        "the grader, every process it left is killed), and everything of the rlimits level; files readable by "
-        "everyone (e.g. a world-readable solutions/) stay readable"
+        "the grader, every process it left is killed), a mount namespace where an installed seqlearn holds only "
+        "the allowed modules and the course directory is empty, and everything of the rlimits level; other files "
+        "readable by everyone stay readable"
     ),
     "rlimits": (
         "a separate process with its own session and process group (killed at the end), a clean "
@@ -323,6 +324,7 @@ class Runtime:
     level: str
     slot: int = 0
     run: int = 0  # the grading process's pid, which picks the run's block of uids
+    hide: tuple[str, ...] = ()  # directories the user level covers with an empty one (the course)
 
     @property
     def lib(self) -> Path:
@@ -335,8 +337,8 @@ class Runtime:
         return SLOT_UID_BASE + 256 * (self.run % 4096) + self.slot % 256
 
 
-def _make_runtime(root: Path, level: str, slot: int = 0, run: int | None = None) -> Runtime:
-    runtime = Runtime(root, level, slot, os.getpid() if run is None else run)
+def _make_runtime(root: Path, level: str, slot: int = 0, run: int | None = None, hide: Sequence[str] = ()) -> Runtime:
+    runtime = Runtime(root, level, slot, os.getpid() if run is None else run, tuple(hide))
     lib = runtime.lib
     if not (lib / "worker.py").exists():
         lib.mkdir(parents=True, exist_ok=True)
@@ -353,8 +355,23 @@ def _make_runtime(root: Path, level: str, slot: int = 0, run: int | None = None)
 
 
 def _library_paths() -> list[str]:
+    """The installed packages' directories: this environment's, then any other on ``sys.path`` (a base
+    environment's, or one a ``.pth`` file adds) whose name says it holds installed packages."""
     paths = sysconfig.get_paths()
-    return list(dict.fromkeys(paths[k] for k in ("purelib", "platlib") if k in paths))
+    own = [paths[k] for k in ("purelib", "platlib") if k in paths]
+    others = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    return list(dict.fromkeys([*own, *others]))
+
+
+def _installed_seqlearn(trees: Sequence[str]) -> list[str]:
+    """Every ``seqlearn`` package directory under ``trees`` that a worker could import from (by adding its
+    parent to ``sys.path``): the one running here, those on ``sys.path``, those of any Python's packages."""
+    found = [_SEQLEARN_DIR, *(Path(p) / "seqlearn" for p in sys.path if p)]
+    for tree in trees:
+        for pattern in ("lib/python3*/*-packages/seqlearn", "local/lib/python3*/*-packages/seqlearn"):
+            found += Path(tree).glob(pattern)
+    inside = [p for p in found if any(p.is_relative_to(t) for t in trees)]
+    return sorted({str(p) for p in inside if p.is_dir() and not p.is_symlink()})
 
 
 def _stdlib_paths() -> list[str]:
@@ -375,6 +392,49 @@ def _environment(home: str) -> dict[str, str]:
         "MPLBACKEND": "Agg",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
+
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+
+
+@functools.cache
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _user_mounts(runtime: Runtime) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+    """For the user level: (binds of the allowed seqlearn over every installed one, directories to cover)."""
+    package = os.fsencode(runtime.lib / "seqlearn")
+    binds = [(package, os.fsencode(p)) for p in _installed_seqlearn(["/"])]
+    covers = [p for p in runtime.hide if Path(p).is_dir() and not runtime.root.resolve().is_relative_to(p)]
+    return binds, [os.fsencode(p) for p in covers]
+
+
+def _private_mounts(binds: list[tuple[bytes, bytes]], covers: list[bytes]) -> None:
+    """In a worker about to start (as root): a mount namespace of its own where each installed seqlearn is
+    the allowed copy and each directory of ``covers`` an empty one. ``OSError`` if seqlearn cannot be covered."""
+    import ctypes
+
+    libc = _libc()
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, f"{what}: {os.strerror(number)}")
+
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        if binds:
+            check(-1, "a mount namespace of its own, to hide the installed seqlearn")
+        return
+    check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "private mounts")
+    for source, target in binds:
+        check(libc.mount(source, target, None, _MS_BIND, None), "covering an installed seqlearn")
+        check(libc.mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, None), "a read-only seqlearn")
+    for target in covers:  # best effort: the course directory
+        libc.mount(b"tmpfs", target, b"tmpfs", _MS_RDONLY, b"size=4k,mode=0555")
 
 
 def _kill_uid(uid: int) -> None:
@@ -414,6 +474,8 @@ def _bwrap_command(runtime: Runtime, scratch: Path) -> list[str]:
         command += ["--ro-bind-try", path, path]
     for prefix in prefixes:
         command += ["--ro-bind", prefix, prefix]
+    for package in _installed_seqlearn([*binds, *prefixes]):  # an installed seqlearn holds only what answers may use
+        command += ["--ro-bind", str(runtime.lib / "seqlearn"), package]
     command += ["--ro-bind", str(runtime.lib), _SANDBOX_LIB, "--proc", "/proc", "--dev", "/dev"]
     if sized:
         command += ["--perms", "0777", "--size", str(_SCRATCH_BYTES), "--tmpfs", _SANDBOX_SCRATCH]
@@ -465,6 +527,9 @@ class Worker:
         if sandboxed:
             command = _bwrap_command(self.runtime, self.scratch) + command
         limits, drop = self.limits, uid if self.runtime.level == "user" else None
+        mounts = _user_mounts(self.runtime) if drop is not None else None
+        if mounts is not None:
+            _libc()  # loaded here, not in the child
         rlimits = [
             (resource.RLIMIT_CPU, limits.cpu_seconds),
             (resource.RLIMIT_AS, limits.memory_bytes),
@@ -477,6 +542,8 @@ class Worker:
 
         def prepare() -> None:  # in the child, before exec
             os.setsid()
+            if mounts is not None:
+                _private_mounts(*mounts)
             for kind, value in rlimits:
                 resource.setrlimit(kind, (value, value))
             if drop is not None:
@@ -953,9 +1020,9 @@ def grade_submission(
 _POOL_STATE: dict[str, Any] = {}
 
 
-def _init_pool(slots, root: str, level: str, limits: Limits, run: int) -> None:
+def _init_pool(slots, root: str, level: str, limits: Limits, run: int, hide: tuple[str, ...]) -> None:
     slot = slots.get()
-    _POOL_STATE["runtime"] = _make_runtime(Path(root) / f"slot-{slot}", level, slot, run)
+    _POOL_STATE["runtime"] = _make_runtime(Path(root) / f"slot-{slot}", level, slot, run, hide)
     _POOL_STATE["limits"] = limits
 
 
@@ -1034,7 +1101,7 @@ def grade_assignment(
     with tempfile.TemporaryDirectory(prefix="seqlearn-sealed-") as tmp:
         Path(tmp).chmod(0o711)
         if jobs == 1:
-            runtime = _make_runtime(Path(tmp) / "slot-0", level, 0)
+            runtime = _make_runtime(Path(tmp) / "slot-0", level, 0, hide=(str(course),))
             for name in names:
                 results.append(_grade_isolated(course, assignment, name, plans, runtime, limits))
                 if progress:
@@ -1046,7 +1113,7 @@ def grade_assignment(
             slots = context.Queue()
             for slot in range(jobs):
                 slots.put(slot)
-            setup: tuple = (slots, tmp, level, limits, os.getpid())
+            setup: tuple = (slots, tmp, level, limits, os.getpid(), (str(course),))
             with ProcessPoolExecutor(jobs, context, initializer=_init_pool, initargs=setup) as pool:
                 futures = [pool.submit(_grade_in_pool, str(course), assignment, n, plans) for n in names]
                 for future in futures:
