@@ -9,13 +9,17 @@ STAMP  := $(VENV)/.seqlearn-installed
 LAB_ARGS ?=
 # Root (as in containers) needs --allow-root; added whatever LAB_ARGS says.
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
+# Test workers (pytest-xdist): each test module on one worker, test_chapters.py (every chapter executed
+# once) first (tests/conftest.py). TEST_JOBS=1 runs the tests in this one process.
+TEST_JOBS ?= 2
+PARALLEL := $(if $(filter 1,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 
 .PHONY: help install lab test test-fast lint typecheck book exercises check-grading bench clean
 
 help:
 	@echo "make lab            set up and open the course in JupyterLab"
 	@echo "make test           set up and run every test"
-	@echo "make test-fast      the package tests only (no notebooks, no nbgrader)"
+	@echo "make test-fast      the unit tests only (no notebooks, nbgrader, servers or subprocesses)"
 	@echo "make lint           ruff: lint and format check (seqlearn, tests, bench)"
 	@echo "make typecheck      mypy on the package"
 	@echo "make book           the website: every chapter executed, exercises, bibliography (build/book/html)"
@@ -44,10 +48,10 @@ lab: $(STAMP)
 	eval "$$($(BIN)/seqlearn env)" && exec $(BIN)/jupyter lab --notebook-dir=. $(ROOT_ARGS) $(LAB_ARGS) chapters/01_ngram.ipynb
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PARALLEL)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest $(PARALLEL) -m "not slow and not integration"
 
 lint: $(STAMP)
 	$(BIN)/ruff check seqlearn tests bench

@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,6 +187,7 @@ def build_book(
     branch: str = "main",
     timeout: float = 600,
     on_run: Callable[[RunReport], None] | None = None,
+    runs: Sequence[RunReport] = (),
 ) -> BookReport:
     """Execute the chapters and build the website under ``out`` (``out/html/index.html``).
 
@@ -205,6 +206,10 @@ def build_book(
         Seconds per cell when executing a chapter.
     on_run : callable, optional
         Called with each chapter's :class:`RunReport` as soon as it has run.
+    runs : sequence of RunReport, optional
+        Chapters already executed by :func:`~seqlearn.notebooks.execute_notebook` with an
+        ``executed_dir``: their executed notebooks are rendered as they are, not run again
+        (``on_run`` is not called for them). The other chapters are executed.
 
     Raises
     ------
@@ -222,14 +227,21 @@ def build_book(
     source, html = out / "_source", out / "html"
     shutil.rmtree(source, ignore_errors=True)
     (source / "_static").mkdir(parents=True)
+    (source / "chapters").mkdir()
     chapters = chapter_paths(root, names)
     exercises = _stage_exercises(root, source)
-    runs = []
+    done = _executed_runs(runs)
+    reports = []
     for chapter in chapters:
-        runs.append(execute_notebook(chapter, timeout=timeout, executed_dir=source / "chapters"))
-        _without_widget_state(source / "chapters" / chapter.name)
-        if on_run is not None:
-            on_run(runs[-1])
+        if chapter.stem in done:
+            run, executed = done[chapter.stem]
+            shutil.copyfile(executed, _staged(source, chapter))
+        else:
+            run = execute_notebook(chapter, timeout=timeout, executed_dir=source / "chapters")
+            if on_run is not None:
+                on_run(run)
+        reports.append(run)
+        _without_widget_state(_staged(source, chapter))
     titles = {chapter.stem: chapter_title(chapter) for chapter in chapters}
     shutil.copy2(root / "book" / "conf.py", source / "conf.py")
     (source / "book.json").write_text(json.dumps({"repository": repository, "branch": branch}), "utf-8")
@@ -238,4 +250,18 @@ def build_book(
     install_mathjax(source / "_static")
     shutil.rmtree(html, ignore_errors=True)
     _sphinx(source, html, partial=len(chapters) < len(chapter_paths(root)))
-    return BookReport(html / "index.html", runs)
+    return BookReport(html / "index.html", reports)
+
+
+def _staged(source: Path, chapter: Path) -> Path:
+    """Where the executed ``chapter`` is staged for Sphinx."""
+    return source / "chapters" / chapter.name
+
+
+def _executed_runs(runs: Sequence[RunReport]) -> dict[str, tuple[RunReport, Path]]:
+    """Chapter name -> its run and executed notebook; a run that wrote no notebook is refused."""
+    done = {run.name: (run, run.notebook) for run in runs if run.notebook is not None and run.notebook.is_file()}
+    missing = [run.name for run in runs if run.name not in done]
+    if missing:
+        raise ValueError(f"runs must have written their executed notebook (executed_dir=...): {', '.join(missing)}")
+    return done

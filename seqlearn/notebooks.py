@@ -118,13 +118,15 @@ def _misquoted(found: list[Quote], cell) -> list[str]:
 @dataclass
 class RunReport:
     """Outcome of one headless run: wall-clock seconds, the kernel's peak memory, the quotes that
-    do not match what the notebook computed (see :class:`Quote`)."""
+    do not match what the notebook computed (see :class:`Quote`), and the files written: the
+    offline HTML page and the executed notebook (where :func:`execute_notebook` was asked for them)."""
 
     name: str
     seconds: float
     peak_mb: float | None
     html: Path | None = None
     misquoted: list[str] = field(default_factory=list)
+    notebook: Path | None = None
 
     def within_binder_budget(self) -> bool:
         """True if the run took at most 3 minutes and (where measured) at most 1.5 GB."""
@@ -253,9 +255,10 @@ def execute_notebook(
     seconds = time.perf_counter() - start
     misquoted = _misquoted(found, nb.cells.pop())
     html = _write_html(nb, path.stem, html_dir) if html_dir is not None else None
-    if executed_dir is not None:
-        nbformat.write(nb, Path(executed_dir) / path.name)
-    return RunReport(path.stem, seconds, peak["mb"], html, misquoted)
+    executed = Path(executed_dir) / path.name if executed_dir is not None else None
+    if executed is not None:
+        nbformat.write(nb, executed)
+    return RunReport(path.stem, seconds, peak["mb"], html, misquoted, executed)
 
 
 def _check_writable_dir(out_dir) -> None:

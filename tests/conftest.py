@@ -1,21 +1,76 @@
-"""Shared test configuration: ``gpu`` tests are skipped where torch sees no CUDA device."""
+"""Shared test configuration.
+
+- ``gpu`` tests are skipped where torch sees no CUDA device.
+- ``make test`` runs the tests on two pytest-xdist workers with ``--dist loadfile``: each module on
+  one worker, so its module-scoped fixtures are built once. Every test that needs an executed
+  chapter is in ``test_chapters.py``, where :func:`chapter_runs` executes each chapter once for all
+  of them; that module is collected first, so its long runs start at once.
+"""
+
+from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
+from seqlearn.notebooks import NotebookError, RunReport, execute_notebook
+
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+CHAPTER_CELL_TIMEOUT = 300
+"""Seconds per cell when a chapter is executed for the tests."""
+FIRST_MODULE = "test_chapters.py"
+"""The module collected first: the chapters' executions, the longest work of a test run."""
 
 
 def pytest_collection_modifyitems(config, items):
     import torch
 
-    if torch.cuda.is_available():
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA device")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    if not torch.cuda.is_available():
+        skip = pytest.mark.skip(reason="needs a CUDA device")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+    items.sort(key=lambda item: item.path.name != FIRST_MODULE)  # stable: the rest stays in collection order
+
+
+class ChapterRuns:
+    """Each chapter executed at most once per test process, with its offline page and executed notebook.
+
+    Runs as the chapter tests always have: on the CPU (``SEQLEARN_DEVICE=cpu``), two threads, the
+    kernel pins of :func:`seqlearn.notebooks.execute_notebook`. A chapter that fails is not run
+    again: each test asking for it gets the same :class:`~seqlearn.notebooks.NotebookError`.
+    """
+
+    def __init__(self, out: Path):
+        self.out = out
+        self._done: dict[Path, RunReport | NotebookError] = {}
+
+    def __call__(self, path: Path) -> RunReport:
+        if path not in self._done:
+            self._done[path] = self._execute(path)
+        done = self._done[path]
+        if isinstance(done, NotebookError):
+            raise done
+        return done
+
+    def _execute(self, path: Path) -> RunReport | NotebookError:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("SEQLEARN_DEVICE", "cpu")
+            env.setenv("OMP_NUM_THREADS", "2")
+            try:
+                return execute_notebook(
+                    path, timeout=CHAPTER_CELL_TIMEOUT, html_dir=self.out / "html", executed_dir=self.out / "executed"
+                )
+            except NotebookError as error:
+                return error
+
+
+@pytest.fixture(scope="session")
+def chapter_runs(tmp_path_factory) -> ChapterRuns:
+    """``chapter_runs(path)``: the :class:`~seqlearn.notebooks.RunReport` of the chapter at ``path``."""
+    return ChapterRuns(tmp_path_factory.mktemp("chapter-runs"))
 
 
 @pytest.fixture(scope="module")
