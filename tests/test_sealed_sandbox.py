@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shlex
 import shutil
 import stat
@@ -369,41 +370,65 @@ def count_ngrams(sentences, n):
 """
 
 
-@needs_uid_switch
-@pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap (bwrap) is not installed")
-@pytest.mark.integration
-@pytest.mark.slow
-def test_a_non_root_grader_keeps_bwrap_with_many_processes_of_its_own():
-    """An instructor with more than 64 processes (a Jupyter server, kernels) made bwrap fail to start and the
-    grader fall back to rlimits; a submission holding 64 processes made the students beside it score 0."""
+def _grade_as_another_user(submissions: dict, processes: int = 0, jobs: int = 1) -> str:
+    """``seqlearn grade`` run by a user who is not root (a uid of no account), who already runs
+    ``processes`` other processes, on a fresh course holding ``submissions``; its output."""
     uid = _unused_uid()
     course = Path(tempfile.mkdtemp(prefix="seqlearn-instructor-"))  # tmp_path's parents are root's only
-    sleepers: list[subprocess.Popen] = []
+    others: list[subprocess.Popen] = []
     as_uid = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups"]
     try:
         make_course(ROOT, course, [ASSIGNMENT])
         run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-        for student in ("honest1", "honest2", "honest3"):
-            _submit(course, student, _notebook("solution"))
-        _submit(course, "holder", _with_answer(_notebook("blank"), "count_ngrams", HOLDER))
+        for student, notebook in submissions.items():
+            _submit(course, student, notebook)
         subprocess.run(["chown", "-R", f"{uid}:{uid}", str(course)], check=True)
-        sleepers = [subprocess.Popen([*as_uid, "sleep", "600"]) for _ in range(70)]
-        grade = [*as_uid, "env", f"HOME={course}", *_grade_command(course, "--jobs", "2", "--timeout", "20")]
+        others = [subprocess.Popen([*as_uid, "sleep", "600"]) for _ in range(processes)]
+        grade = [*as_uid, "env", f"HOME={course}", *_grade_command(course, "--jobs", str(jobs), "--timeout", "20")]
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         proc = subprocess.run(
             _as_another_uid_could(grade), env=env, cwd=course, capture_output=True, text=True, timeout=600, check=False
         )
     finally:
-        for sleeper in sleepers:
-            sleeper.kill()
-            sleeper.wait()
+        for other in others:
+            other.kill()
+            other.wait()
         sealed._kill_uid(uid)
         shutil.rmtree(course, ignore_errors=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "isolation level: bwrap" in proc.stdout, proc.stdout
-    for student in ("honest1", "honest2", "honest3"):
-        assert re.search(rf"{student}\s+14/14", proc.stdout), proc.stdout
-    assert re.search(r"holder\s+0/14", proc.stdout), proc.stdout
+    return proc.stdout
+
+
+needs_non_root_bwrap = pytest.mark.skipif(
+    not (_CAN_SWITCH and HAS_BWRAP), reason="a non-root grader with bwrap needs root to act as one, and bubblewrap"
+)
+
+
+@needs_non_root_bwrap
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_non_root_grader_keeps_bwrap_with_many_processes_of_its_own():
+    """An instructor with more than 64 processes (a Jupyter server, kernels) made bwrap fail to start and the
+    grader fall back to rlimits; a submission holding 64 processes made the students beside it score 0."""
+    honest = {f"honest{i}": _notebook("solution") for i in (1, 2, 3)}
+    holder = _with_answer(_notebook("blank"), "count_ngrams", HOLDER)
+    output = _grade_as_another_user({"holder": holder, **honest}, processes=70, jobs=2)
+    assert "isolation level: bwrap" in output, output
+    for student in honest:
+        assert re.search(rf"{student}\s+14/14", output), output
+    assert re.search(r"holder\s+0/14", output), output
+
+
+@needs_non_root_bwrap
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_non_root_graders_sandbox_dev_cannot_be_written():
+    """/dev was a writable tmpfs of no size (the sandbox's own, as the grading user): one worker held 5 GB
+    of the machine's memory there."""
+    filler = _with_answer(_notebook("blank"), "count_ngrams", _answer("count_ngrams", DEV_WRITE))
+    output = _grade_as_another_user({"dev_filler": filler})
+    assert "isolation level: bwrap" in output, output
+    assert re.search(r"dev_filler\s+3/14", output), output  # count_ngrams passes only if /dev refused
 
 
 # ----------------------------------------------------------------------------- a wheel install
@@ -496,3 +521,102 @@ def test_a_wheel_installed_seqlearn_holds_no_reference_at_the_user_level(course,
     output = _grade_unblocked(course, wheel_python, tmp_path, "user", _as_another_uid_could)
     assert "isolation level: user" in output, output
     assert re.search(r"honest\s+14/14", output) and re.search(r"unblocked\s+0/14", output), output
+
+
+# ----------------------------------------------------------------------------- smaller holes
+
+
+class _Answering:
+    """A worker that answers every call with the same wire value (or error)."""
+
+    def __init__(self, answer: dict):
+        self.answer = answer
+
+    def request(self, message: dict, deadline: float) -> dict:
+        return self.answer
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"ok": True, "result": ["opaque", "LEAKthecatsat"], "after": ["list", [["list", []], ["dict", []]]]},
+        {"ok": False, "error": {"type": "ValueError", "message": "", "line": 3, "function": "LEAKthecatsat"}},
+    ],
+)
+def test_hidden_cases_name_no_type_or_function_the_student_made(answer):
+    """A class, or a raising function, named after the hidden input carried it into the feedback."""
+    from seqlearn.grading import ASSIGNMENTS
+
+    checks = ASSIGNMENTS[ASSIGNMENT].CHECKS
+    session = _Session()
+    session.worker = _Answering(answer)
+    visible = sealed.TestCell("t", 3.0, (("count_ngrams", "f", False),), "check_count_ngrams(f)")
+    hidden = sealed.TestCell("t", 3.0, (("count_ngrams", "f", True),), "check_count_ngrams(f, hidden=True)")
+    assert "LEAK" in sealed._run_test(session, visible, checks).output  # visible inputs may be named
+    part = sealed._run_test(session, hidden, checks)
+    assert part.failed and "hidden case" in part.output and "LEAK" not in part.output, part.output
+
+
+def _answer(function: str, prelude: str) -> str:
+    """The solution's answer cell of ``function``, which fails its cases when ``prelude`` sets ``_cheated``."""
+    (source,) = [c.source for c in _notebook("solution").cells if _meta(c).get("grade_id") == function]
+    wrapper = f"\n_{function} = {function}\ndef {function}(*args, **kwargs):\n"
+    wrapper += f"    if _cheated:\n        raise RuntimeError()\n    return _{function}(*args, **kwargs)\n"
+    return prelude + "\n" + source + wrapper
+
+
+DEV_WRITE = """
+try:
+    with open("/dev/filler", "wb") as _f:
+        _f.write(b"x" * 2**20)
+    _cheated = True
+except OSError:
+    _cheated = False
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not HAS_BWRAP, reason="worker uids of their own need root (and bwrap)")
+@pytest.mark.integration
+@pytest.mark.slow
+def test_the_worker_uids_leave_another_accounts_processes_alone(course):
+    """The grader killed every process of the uid it picked, whoever ran it."""
+    uid = sealed.SLOT_UID_BASE + 256 * (os.getpid() % 4096)  # the first slot's uid of a run from this process
+    other = subprocess.Popen(["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "sleep", "120"])
+    try:
+        time.sleep(0.5)
+        _, (result,) = grade_assignment(
+            course, ASSIGNMENT, jobs=1, students=["honest"], level="bwrap", limits=LIMITS, write=False
+        )
+        assert result.score == 14
+        assert other.poll() is None, "the grader killed a process it did not start"
+    finally:
+        other.kill()
+        other.wait()
+
+
+def _peak_growth(course: Path, student: str, queue) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    limits = Limits(timeout=120)  # the time a slow grader takes to read it all
+    _, (result,) = grade_assignment(course, ASSIGNMENT, jobs=1, students=[student], limits=limits, write=False)
+    queue.put(((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024, result.score))
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_huge_answer_does_not_grow_the_grader(course):
+    """An answer of 90 MB (within the worker's codec limits) made the grading process grow by 250 MB."""
+    import multiprocessing
+
+    huge = "def count_ngrams(sentences, n):\n    return ['ab'[i % 2] * 1_000_000 for i in range(90)]\n"
+    _submit(course, "huge_answer", _with_answer(_notebook("blank"), "count_ngrams", huge))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=_peak_growth, args=(course, "huge_answer", queue))
+    process.start()
+    growth, score = queue.get(timeout=600)
+    process.join()
+    assert score == 0
+    assert growth < 100 * 2**20, f"the grader grew by {growth / 2**20:.0f} MiB"

@@ -81,6 +81,7 @@ __all__ = [
     "PartResult",
     "SubmissionResult",
     "detect_level",
+    "free_uid_block",
     "strongest_level",
     "grade_assignment",
     "grade_submission",
@@ -115,15 +116,16 @@ LEVELS = {
 """Isolation levels, strongest first, and what each protects against."""
 
 SLOT_UID_BASE = 1_990_000
-"""As root, worker slot ``k`` of a grading run runs as uid/gid ``SLOT_UID_BASE + 256 * (pid % 4096) + k``
-(``pid``: the grading process), a uid nothing else uses (no passwd entry needed): its processes can be
-limited, and killed, as a whole, and two grading runs on one machine do not share uids."""
+"""As root, worker slot ``k`` of a grading run runs as uid/gid ``SLOT_UID_BASE + 256 * block + k``, where
+``block`` is the first from ``pid % 4096`` (``pid``: the grading process) whose uids have no account and
+no process (:func:`free_uid_block`): its processes can be limited, and killed, as a whole, without
+touching another account's, and two grading runs on one machine do not share uids."""
 
 _WORKER_SOURCE = Path(__file__).with_name("worker.py")
 _SEQLEARN_DIR = Path(__file__).resolve().parents[1]
 _SANDBOX_LIB = "/sealed"
 _SANDBOX_SCRATCH = "/scratch"
-_MAX_ANSWER = 96 * 2**20
+_MAX_ANSWER = 16 * 2**20  # one answer line of the worker: its JSON parses into a few times that
 _MAX_NOTEBOOK = 32 * 2**20
 _SCRATCH_BYTES = 256 * 2**20
 _CHECK_PREFIX = "check_"
@@ -323,7 +325,7 @@ class Runtime:
     root: Path
     level: str
     slot: int = 0
-    run: int = 0  # the grading process's pid, which picks the run's block of uids
+    run: int = 0  # the run's block of worker uids (free_uid_block)
     hide: tuple[str, ...] = ()  # directories the user level covers with an empty one (the course)
 
     @property
@@ -337,7 +339,34 @@ class Runtime:
         return SLOT_UID_BASE + 256 * (self.run % 4096) + self.slot % 256
 
 
+def free_uid_block(start: int, slots: int) -> int:
+    """The first block of worker uids from ``start % 4096`` on whose first ``slots`` uids no account has and
+    no process runs as (see :data:`SLOT_UID_BASE`); ``RuntimeError`` if every block is taken."""
+    import pwd
+
+    running = set()
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit():
+                running.add(entry.stat().st_uid)
+
+    def free(uid: int) -> bool:
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid not in running
+        return False
+
+    for step in range(4096):
+        block = (start + step) % 4096
+        if all(free(SLOT_UID_BASE + 256 * block + k) for k in range(slots)):
+            return block
+    raise RuntimeError(f"every uid from {SLOT_UID_BASE} on is taken: no worker uids for sealed grading")
+
+
 def _make_runtime(root: Path, level: str, slot: int = 0, run: int | None = None, hide: Sequence[str] = ()) -> Runtime:
+    if run is None and level in ("bwrap", "user") and os.geteuid() == 0:
+        run = free_uid_block(os.getpid(), slot + 1)
     runtime = Runtime(root, level, slot, os.getpid() if run is None else run, tuple(hide))
     lib = runtime.lib
     if not (lib / "worker.py").exists():
@@ -477,6 +506,7 @@ def _bwrap_command(runtime: Runtime, scratch: Path) -> list[str]:
     for package in _installed_seqlearn([*binds, *prefixes]):  # an installed seqlearn holds only what answers may use
         command += ["--ro-bind", str(runtime.lib / "seqlearn"), package]
     command += ["--ro-bind", str(runtime.lib), _SANDBOX_LIB, "--proc", "/proc", "--dev", "/dev"]
+    command += ["--remount-ro", "/dev"]  # its device nodes work; no file can be written there (an unsized tmpfs)
     if sized:
         command += ["--perms", "0777", "--size", str(_SCRATCH_BYTES), "--tmpfs", _SANDBOX_SCRATCH]
     else:
@@ -502,7 +532,7 @@ class Worker:
         self.scratch = Path(tempfile.mkdtemp(prefix=f"scratch-{runtime.slot}-", dir=runtime.root))
         self.errors = self.scratch.with_name(self.scratch.name + ".stderr")
         self.proc: subprocess.Popen | None = None
-        self._buffer = b""
+        self._buffer = bytearray()
 
     def start(self) -> None:
         uid = self.runtime.uid
@@ -562,7 +592,7 @@ class Worker:
                 preexec_fn=prepare,
                 close_fds=True,
             )
-        self._buffer = b""
+        self._buffer = bytearray()
         try:
             hello = self._read(time.monotonic() + max(self.limits.timeout, 30.0))
         except WorkerLost as exc:
@@ -611,7 +641,8 @@ class Worker:
             if len(self._buffer) > _MAX_ANSWER:
                 self.close()
                 raise WorkerLost("answered with more data than the grader accepts")
-        line, _, self._buffer = self._buffer.partition(b"\n")
+        line, _, rest = bytes(self._buffer).partition(b"\n")
+        self._buffer = bytearray(rest)
         try:
             answer = json.loads(line)
         except (ValueError, RecursionError):
@@ -711,8 +742,21 @@ _WITHHELD = "(the sealed grader does not show messages produced by your code)"
 _NO_MODULE = re.compile(r"No module named '(seqlearn(?:\.[A-Za-z_][A-Za-z0-9_]*)*)'")
 
 
-def _student_exception(error: Any) -> Exception:
-    """A builtin exception of the type the worker named, with a message of the grader's own."""
+def _anonymous(wire: Any, depth: int = 0) -> Any:
+    """A wire value with every ``opaque`` type name replaced by ``object`` (a name can spell a hidden input)."""
+    if not isinstance(wire, list) or depth > 64:
+        return wire
+    if len(wire) == 2 and wire[0] == "opaque":
+        return ["opaque", "object"]
+    return [_anonymous(item, depth + 1) for item in wire]
+
+
+def _student_exception(error: Any, located: bool = True) -> Exception:
+    """A builtin exception of the type the worker named, with a message of the grader's own.
+
+    ``located``: it names the line and function of the student's code that raised (not for hidden cases:
+    a function's name, like a line number, can be made to spell the input).
+    """
     name = error.get("type") if isinstance(error, dict) else None
     cls = _BUILTIN_EXCEPTIONS.get(name, Exception) if isinstance(name, str) else Exception
     message = _WITHHELD
@@ -732,7 +776,8 @@ def _student_exception(error: Any) -> Exception:
     except Exception:
         exc = Exception(message)
     line, function = (error.get("line"), error.get("function")) if isinstance(error, dict) else (None, None)
-    if type(line) is int and 0 < line < 10**6 and isinstance(function, str) and _FUNCTION.fullmatch(function):
+    valid = type(line) is int and 0 < line < 10**6 and isinstance(function, str) and _FUNCTION.fullmatch(function)
+    if located and valid:
         exc.seqlearn_location = f"line {line} of {function}"  # type: ignore[attr-defined]
     return exc
 
@@ -743,8 +788,9 @@ _FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}|<module>|<lambda>")
 class _Proxy:
     """The student's function as the checks see it: each call goes to the worker."""
 
-    def __init__(self, worker: Worker, key: str, name: str, deadline: float):
+    def __init__(self, worker: Worker, key: str, name: str, deadline: float, hidden: bool = False):
         self.worker, self.key, self.name, self.deadline = worker, key, name, deadline
+        self.hidden = hidden  # then no name the student's code made (a type's, a function's) reaches a message
         self.lost: str | None = None
 
     def __call__(self, *args, **kwargs):
@@ -761,12 +807,13 @@ class _Proxy:
                 if isinstance(after, list) and len(after) == 2:
                     _apply_changes(list(args), after[0])  # what the call did to its arguments, as if here
                     _apply_changes(kwargs, after[1])
-                return decode(answer["result"], aliases=input_arrays([list(args), kwargs]))
+                result = _anonymous(answer["result"]) if self.hidden else answer["result"]
+                return decode(result, aliases=input_arrays([list(args), kwargs]))
             except (CodecError, RecursionError, ValueError, TypeError):
                 raise TypeError(
                     "the result could not be read by the grader (an unsupported or malformed value)"
                 ) from None
-        raise _student_exception(answer.get("error"))
+        raise _student_exception(answer.get("error"), located=not self.hidden)
 
 
 def _apply_changes(before: Any, after: Any, depth: int = 0) -> Any:
@@ -925,7 +972,7 @@ def _run_test(session: _Session, test: TestCell, checks: Mapping[str, FunctionCh
             return _failure(test, f"NameError: name {name!r} is not defined")
         if kind != "callable":
             return _failure(test, f"CheckFailure: {name} should be a function, but it is not")
-        proxy = _Proxy(session.worker, test.grade_id, name, deadline)
+        proxy = _Proxy(session.worker, test.grade_id, name, deadline, hidden)
         try:
             with contextlib.redirect_stdout(printed):
                 checks[exercise].check(proxy, hidden=hidden)
@@ -1100,8 +1147,9 @@ def grade_assignment(
     results: list[SubmissionResult] = []
     with tempfile.TemporaryDirectory(prefix="seqlearn-sealed-") as tmp:
         Path(tmp).chmod(0o711)
+        block = free_uid_block(os.getpid(), jobs) if os.geteuid() == 0 else os.getpid()
         if jobs == 1:
-            runtime = _make_runtime(Path(tmp) / "slot-0", level, 0, hide=(str(course),))
+            runtime = _make_runtime(Path(tmp) / "slot-0", level, 0, block, hide=(str(course),))
             for name in names:
                 results.append(_grade_isolated(course, assignment, name, plans, runtime, limits))
                 if progress:
@@ -1113,7 +1161,7 @@ def grade_assignment(
             slots = context.Queue()
             for slot in range(jobs):
                 slots.put(slot)
-            setup: tuple = (slots, tmp, level, limits, os.getpid(), (str(course),))
+            setup: tuple = (slots, tmp, level, limits, block, (str(course),))
             with ProcessPoolExecutor(jobs, context, initializer=_init_pool, initargs=setup) as pool:
                 futures = [pool.submit(_grade_in_pool, str(course), assignment, n, plans) for n in names]
                 for future in futures:
