@@ -10,6 +10,13 @@
 from __future__ import annotations
 
 import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # set before numpy or torch is imported
+    # One thread per math library in each test worker: two workers on two cores, none oversubscribed.
+    # A chapter's kernel gets the two threads it has on Binder (ChapterRuns).
+    for _threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
+
 from pathlib import Path
 
 import pytest

@@ -4,10 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from seqlearn.learnability.models import ARCHITECTURES
 
+pytestmark = pytest.mark.integration  # runs the bench script in a fresh interpreter
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "learnability.py"
 
 

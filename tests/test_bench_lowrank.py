@@ -4,8 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
+pytestmark = pytest.mark.integration  # runs the bench script in a fresh interpreter
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "lowrank.py"
 
 

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # runs the bench script in a fresh interpreter
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "ngram.py"
 
 

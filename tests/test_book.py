@@ -95,12 +95,14 @@ def tiny_book(tiny_course, tmp_path_factory):
     return book
 
 
+@pytest.mark.integration
 def test_a_chapter_given_executed_is_rendered_not_run_again(tiny_book):
     assert tiny_book.executed == ["02_two"]
     assert [run.name for run in tiny_book.runs] == ["01_one", "02_two"]
     assert tiny_book.runs[0].notebook.parent.name.startswith("given")
 
 
+@pytest.mark.integration
 def test_a_run_without_its_executed_notebook_is_refused(tiny_course, tmp_path):
     run = execute_notebook(tiny_course / "chapters/01_one.ipynb")
     with pytest.raises(ValueError, match=r"executed notebook.*01_one"):
@@ -125,6 +127,7 @@ def test_a_chapter_needs_a_title(tmp_path):
         chapter_title(tmp_path / "x.ipynb")
 
 
+@pytest.mark.integration
 def test_tiny_book_has_each_chapter_with_its_figures_and_maths(tiny_book):
     html = tiny_book.index.parent
     staged = html.parent / "_source" / "chapters"
@@ -139,6 +142,7 @@ def test_tiny_book_has_each_chapter_with_its_figures_and_maths(tiny_book):
     assert "widget-view" not in (html / "chapters/01_one.html").read_text("utf-8")
 
 
+@pytest.mark.integration
 def test_tiny_book_links_chapters_exercises_and_bibliography(tiny_book):
     html = tiny_book.index.parent
     index = parse(tiny_book.index)
@@ -155,6 +159,7 @@ def test_tiny_book_links_chapters_exercises_and_bibliography(tiny_book):
     assert "raise NotImplementedError()" in exercise.code_lines()
 
 
+@pytest.mark.integration
 @pytest.mark.browser
 def test_tiny_book_maths_and_figures_render_in_chromium(tiny_book):
     """Screenshots: build/test-artifacts/tiny-book/."""
@@ -173,6 +178,7 @@ def test_a_release_holding_a_solution_is_refused(tiny_course, tmp_path):
         build_book(tmp_path / "book", root=root, repository=REPOSITORY)
 
 
+@pytest.mark.integration
 def test_a_broken_cross_reference_fails_the_build(tiny_course, tmp_path):
     root = tmp_path / "course"
     shutil.copytree(tiny_course, root)

@@ -16,6 +16,7 @@ def test_info_reports_versions_and_device(capsys, monkeypatch, tmp_path):
     assert "torch" in out and "cpu" in out and str(tmp_path) in out
 
 
+@pytest.mark.integration
 def test_console_script_runs():
     result = subprocess.run([sys.executable, "-m", "seqlearn.cli", "--help"], capture_output=True, text=True)
     assert result.returncode == 0
@@ -72,6 +73,7 @@ def _base_install(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", BASE_INSTALL, blocked, *argv], capture_output=True, text=True)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("argv", [["run", "1"], ["exercises"], ["check-grading", "01_ngram"]])
 def test_base_install_names_the_extra_a_subcommand_needs(argv):
     result = _base_install(*argv)
@@ -79,6 +81,7 @@ def test_base_install_names_the_extra_a_subcommand_needs(argv):
     assert "pip install 'seqlearn[course]'" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.integration
 def test_base_install_runs_info_and_ngram(tmp_path):
     assert _base_install("info").returncode == 0
     train = tmp_path / "train.txt"
@@ -129,6 +132,7 @@ def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsy
     assert "cannot write to" in capsys.readouterr().err and not (tmp_path / "chapters/ran").exists()
 
 
+@pytest.mark.integration
 def test_env_prints_the_cpu_kernel_pins_as_shell_exports():
     from seqlearn.device import CPU_KERNEL_PINS
 
@@ -139,6 +143,7 @@ def test_env_prints_the_cpu_kernel_pins_as_shell_exports():
     assert seen == {**seen, **CPU_KERNEL_PINS, "ATEN_CPU_CAPABILITY": "default"}
 
 
+@pytest.mark.integration
 def test_binder_start_pins_the_cpu_kernels():
     """Binder starts JupyterLab through binder/start: its kernels get the pins."""
     from seqlearn.device import CPU_KERNEL_PINS

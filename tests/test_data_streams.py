@@ -40,6 +40,7 @@ def test_check_stream_bad_input(stream, vocab_size, error, words):
         check_stream(stream, vocab_size)
 
 
+@pytest.mark.integration
 def test_streams_import_only_numpy():
     code = "import sys, seqlearn.data.streams; print('torch' in sys.modules, 'scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

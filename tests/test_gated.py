@@ -32,6 +32,7 @@ def _close(a, b, tol=TOL):
     assert (a - b).abs().max().item() < tol
 
 
+@pytest.mark.integration
 def test_import_does_not_load_torch():
     code = "import sys, seqlearn.gated; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -178,6 +178,7 @@ def test_every_reference_refuses_under_grading(name):
         function()
 
 
+@pytest.mark.integration
 def test_importing_the_references_loads_neither_torch_nor_scipy():
     import subprocess
     import sys

@@ -34,6 +34,7 @@ def page_path(tmp_path):
     return _write_html(executed_tiny_notebook(), "tiny", tmp_path / "html")
 
 
+@pytest.mark.integration
 def test_page_loads_nothing_from_the_network(page_path):
     page = read_page(page_path)
     assert page.resources, "the parser found no resource at all"
@@ -41,6 +42,7 @@ def test_page_loads_nothing_from_the_network(page_path):
     assert "widget-state" not in page_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_page_uses_the_local_mathjax(page_path):
     scripts = [url for url in read_page(page_path).resources if "MathJax.js" in url]
     assert scripts == [f"{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"]
@@ -50,12 +52,14 @@ def test_page_uses_the_local_mathjax(page_path):
     assert "$$x^2$$" in page_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_explorer_shows_its_image_instead_of_the_widget(page_path):
     (cell,) = read_page(page_path).cells_calling("explorer")
     assert cell.images == 1
     assert "interactive(children" not in page_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_mathjax_is_copied_once_and_repaired_when_incomplete(page_path):
     mathjax = page_path.parent / MATHJAX_DIR
     stamp = (mathjax / "MathJax.js").stat().st_mtime_ns

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import seqlearn
 
 PACKAGE = Path(seqlearn.__file__).parent
@@ -50,6 +52,7 @@ def _imports_the_grader(path: Path) -> bool:
     return False
 
 
+@pytest.mark.integration
 def test_importing_the_model_modules_loads_no_grader():
     names = ["seqlearn.losses", "seqlearn.ngram", "seqlearn.rnn", *map(_module_name, _outside_the_grader())]
     out = subprocess.run([sys.executable, "-c", IMPORT_EACH, *names], capture_output=True, text=True, check=True)
@@ -81,6 +84,7 @@ LIGHT = [
 HEAVY = ("scipy", "torch", "seqlearn.grading")
 
 
+@pytest.mark.integration
 def test_the_numpy_layers_import_neither_scipy_nor_torch_nor_the_grader():
     """Each of these, imported alone in a fresh interpreter, costs only NumPy (torch parts load on first use)."""
     code = "import importlib, sys; importlib.import_module(sys.argv[1]); print(' '.join(sorted(sys.modules)))"
@@ -90,6 +94,7 @@ def test_the_numpy_layers_import_neither_scipy_nor_torch_nor_the_grader():
         assert heavy == [], f"import {name} loads {heavy[:5]}"
 
 
+@pytest.mark.integration
 def test_no_lazily_exported_name_is_also_a_submodule(tmp_path):
     """``from package import name`` must give the object, not a submodule of that name."""
     import pytest

@@ -118,6 +118,7 @@ def test_lm_history_in_perplexities_and_tokens_per_second(toy):
     assert math.isnan(LMHistory().tokens_per_second) and LMHistory().best_val_perplexity is None
 
 
+@pytest.mark.integration
 def test_importing_seqlearn_lm_does_not_import_torch():
     code = "import sys, seqlearn.lm, seqlearn.data.streams; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

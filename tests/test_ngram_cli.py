@@ -141,6 +141,7 @@ def test_add_subparser_registers_ngram():
         parser.parse_args(["ngram", "estimate"])  # --order is required
 
 
+@pytest.mark.integration
 def test_module_runs_as_a_script(tmp_path):
     arpa = tmp_path / "m.arpa"
     estimate = [sys.executable, "-m", "seqlearn.ngram.cli", "estimate", "--order", "2", "--discount", "0.5", "1", "1.5"]

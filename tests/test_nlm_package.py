@@ -12,6 +12,7 @@ def test_every_public_name_resolves():
     assert set(nlm.__all__) <= set(dir(nlm))
 
 
+@pytest.mark.integration
 def test_the_numpy_references_do_not_import_torch():
     code = "import sys, seqlearn.nlm, seqlearn.nlm.basics; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -197,6 +197,7 @@ def test_ill_conditioned_ridge_problem_warns():
         ridge_readout(Z, rng.normal(size=50), 1e-3)  # a ridge fixes it
 
 
+@pytest.mark.integration
 def test_importing_the_package_loads_neither_scipy_nor_torch():
     import subprocess
     import sys
@@ -352,6 +353,7 @@ def test_ill_conditioned_ridge_problem_warns_on_the_torch_path_too():
         np.testing.assert_allclose(W, ridge_readout(Z, Y, 0.0), rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.integration
 def test_the_numpy_path_runs_without_torch():
     import subprocess
     import sys

@@ -108,6 +108,7 @@ def test_torch_nonlinearities_are_the_numpy_ones_and_relu():
     np.testing.assert_array_equal(TORCH_NONLINEARITIES["relu"](torch.from_numpy(z)).numpy(), np.maximum(z, 0))
 
 
+@pytest.mark.integration
 def test_importing_seqlearn_rnn_does_not_import_torch():
     code = "import sys, seqlearn.rnn; print('torch' in sys.modules, 'RNNLM' in dir(seqlearn.rnn))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -298,6 +298,7 @@ def test_graded_references_refuse_under_grading():
     assert not hasattr(rnn.elman_forward, "__wrapped__")
 
 
+@pytest.mark.integration
 def test_every_public_name_resolves_and_no_torch_import():
     import subprocess
     import sys

@@ -69,6 +69,7 @@ def test_the_loaders_the_readme_names_exist():
         assert callable(getattr(seqlearn.data, name[0] or name[1]))
 
 
+@pytest.mark.integration
 def test_make_lab_keeps_allow_root_when_lab_args_are_given():
     import os
     import subprocess
