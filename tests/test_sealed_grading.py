@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import nbformat
@@ -489,6 +490,7 @@ def test_a_submission_that_is_not_a_notebook_is_refused(bad):
         np.arange(6, dtype=np.int32).reshape(2, 3),
         np.array([0.5, np.nan]),
         np.float32(1.25),
+        Fraction(-7, 3),
     ],
 )
 def test_the_codec_round_trips(value):

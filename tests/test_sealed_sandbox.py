@@ -620,3 +620,59 @@ def test_a_huge_answer_does_not_grow_the_grader(course):
     process.join()
     assert score == 0
     assert growth < 100 * 2**20, f"the grader grew by {growth / 2**20:.0f} MiB"
+
+
+# ----------------------------------------------------------------------------- honest work keeps its points
+
+FRACTION = """
+from fractions import Fraction
+def add_k_prob(context, word, counts, k, vocab_size):
+    context = tuple(context)
+    history = sum(c for gram, c in counts.items() if gram[:-1] == context)
+    return (counts.get((*context, word), 0) + Fraction(k)) / (history + Fraction(k) * vocab_size)
+"""
+
+
+def _quirky(kind: str):
+    """The solution as a student might save it, with one quirk nbgrader grades through."""
+    notebook = _notebook("solution")
+    index = next(i for i, c in enumerate(notebook.cells) if _meta(c).get("grade_id") == "count_ngrams")
+    cell = notebook.cells[index]
+    if kind == "time_magic":
+        cell.source = "%%time\n" + cell.source
+    elif kind == "split":  # JupyterLab's split keeps the metadata in both halves (the ids are new)
+        first = nbformat.from_dict(cell)
+        first.id, first.source = "split-half", "from collections import Counter"
+        notebook.cells.insert(index, first)
+    elif kind == "copied":  # the answer worked on in a copy of the released cell, below it
+        blank = next(c for c in _notebook("blank").cells if _meta(c).get("grade_id") == "count_ngrams")
+        notebook.cells.insert(index, nbformat.from_dict({**blank, "id": "the-released-one"}))
+    elif kind == "made_markdown":
+        notebook.cells[index] = nbformat.from_dict({**cell, "cell_type": "markdown"})
+        del notebook.cells[index]["outputs"], notebook.cells[index]["execution_count"]
+    elif kind == "fraction":
+        notebook = _with_answer(notebook, "add_k_prob", FRACTION)
+    elif kind == "written_as_code":
+        i = next(i for i, c in enumerate(notebook.cells) if _meta(c).get("grade_id") == "francisco_answer")
+        text = "WRITTEN-ANSWER: the continuation count asks how many contexts a word follows."
+        notebook.cells[i] = nbformat.v4.new_code_cell(text, metadata=notebook.cells[i].metadata)
+    return notebook
+
+
+QUIRKS = ("time_magic", "split", "copied", "made_markdown", "fraction", "written_as_code")
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_quirks_of_honest_notebooks_keep_their_points(course):
+    """Each lost points under sealed grading (nbgrader grades them, or refuses loudly); none may be silent."""
+    for kind in QUIRKS:
+        _submit(course, kind, _quirky(kind))
+    _, results = grade_assignment(course, ASSIGNMENT, jobs=2, students=list(QUIRKS), limits=LIMITS)
+    scores = {r.student: r.score for r in results}
+    assert scores == dict.fromkeys(QUIRKS, 14.0), {r.student: _lost(r) for r in results}
+    problems = {r.student: " ".join(r.problems) for r in results}
+    assert "in 2 cells" in problems["split"] and "in 2 cells" in problems["copied"], problems
+    assert "made a markdown cell" in problems["made_markdown"], problems
+    autograded = course / "autograded" / "written_as_code" / ASSIGNMENT / NOTEBOOK
+    assert "WRITTEN-ANSWER" in autograded.read_text()  # kept for the formgrader

@@ -268,18 +268,21 @@ def _code(source) -> str:
         return text
 
 
-def build_program(plan: NotebookPlan, student: Mapping) -> list[tuple[str, str, Any]]:
+def build_program(plan: NotebookPlan, student: Mapping, notes: list[str] | None = None) -> list[tuple[str, str, Any]]:
     """The steps of a student's program: ``("exec", label, source)`` and ``("capture", test id, names)``.
 
     Locked code cells come from the release, answers from the student (by grade id), cells the
     student added (code cells with no nbgrader id of the release) follow the cell they were
-    added after. ``ValueError`` if the submission is not a notebook.
+    added after. An answer cell split in two or copied (both keep its grade id) is all its cells
+    in order, and one whose type changed (a code answer made Markdown) is of its release type, as
+    nbgrader reverts it; each such repair is said in ``notes``. ``ValueError`` if the submission
+    is not a notebook.
     """
     cells = student.get("cells") if isinstance(student, Mapping) else None
     if not isinstance(cells, list):
         raise ValueError("the submission is not a notebook (it has no list of cells)")
     release_ids = {_nbgrader(c).get("grade_id") for c in plan.release.cells} - {None}
-    answers: dict[str, str] = {}
+    answers: dict[str, list[Mapping]] = {}
     extra: dict[str | None, list[str]] = {}
     anchor: str | None = None
     for cell in cells:
@@ -288,8 +291,7 @@ def build_program(plan: NotebookPlan, student: Mapping) -> list[tuple[str, str, 
         grade_id = _nbgrader(cell).get("grade_id")
         if isinstance(grade_id, str) and grade_id in release_ids:
             anchor = grade_id
-            if cell.get("cell_type") == "code":
-                answers.setdefault(grade_id, _code(cell.get("source", "")))
+            answers.setdefault(grade_id, []).append(cell)
         elif cell.get("cell_type") == "code":
             extra.setdefault(anchor, []).append(_code(cell.get("source", "")))
     tests = {t.grade_id: t for t in plan.tests}
@@ -304,11 +306,24 @@ def build_program(plan: NotebookPlan, student: Mapping) -> list[tuple[str, str, 
                 names = sorted({name for _, name, _ in tests[grade_id].calls})
                 steps.append(("capture", grade_id, names))
             elif meta.get("solution"):
-                steps.append(("exec", f"<answer {grade_id}>", answers.get(str(grade_id), "")))
+                mine = answers.get(str(grade_id), [])
+                steps.append(("exec", f"<answer {grade_id}>", "\n".join(_code(c.get("source", "")) for c in mine)))
+                _note_repairs(str(grade_id), mine, notes)
             else:
                 steps.append(("exec", f"<cell {grade_id or cell.get('id')}>", cell.source))
         steps += [("exec", f"<added cell after {grade_id}>", s) for s in extra.get(grade_id, [])]
     return steps
+
+
+def _note_repairs(grade_id: str, cells: list[Mapping], notes: list[str] | None) -> None:
+    """Say in ``notes`` how a code answer's cells were taken: several of them, or of another type."""
+    if notes is None:
+        return
+    if len(cells) > 1:
+        notes.append(f"answer {grade_id} is in {len(cells)} cells (split or copied): graded as one, in order")
+    kinds = sorted({str(c.get("cell_type"))[:20] for c in cells} - {"code"})
+    if kinds:
+        notes.append(f"answer {grade_id} was made a {' and '.join(kinds)} cell: graded as the code cell it is")
 
 
 # ----------------------------------------------------------------------------- isolation
@@ -1046,7 +1061,7 @@ def grade_submission(
             notebook = json.loads(read_submitted(course, student, assignment, plan.name, _MAX_NOTEBOOK))
             if holds_source_code(notebook):
                 raise Refused("it holds solution or hidden-test code of the source notebook, which no answer holds")
-            steps = build_program(plan, notebook)
+            steps = build_program(plan, notebook, result.problems)
         except (OSError, ValueError, RecursionError) as exc:
             why = f"was refused: {exc}" if isinstance(exc, Refused) else f"could not be read: {type(exc).__name__}"
             reason = f"{plan.name} {why}"
@@ -1228,7 +1243,9 @@ def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, part
         notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
         if holds_source_code(notebook):
             raise Refused("holds source code")
-        students = {_nbgrader(c).get("grade_id"): c for c in notebook.cells}
+        students: dict[Any, list[str]] = {}
+        for mine in notebook.cells:  # an answer split in two, or of a changed type, keeps its text
+            students.setdefault(_nbgrader(mine).get("grade_id"), []).append(_code_text(mine.get("source", "")))
     except Exception:
         students = {}
     result = nbformat.from_dict(plan.release)
@@ -1239,9 +1256,7 @@ def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, part
             cell.source = source_tests[grade_id].source
             cell.outputs = [_output(parts[grade_id].output, parts[grade_id].failed)]
         elif meta.get("solution") and grade_id in students:
-            mine = students[grade_id]
-            if mine.get("cell_type") == cell.cell_type and isinstance(mine.get("source"), str):
-                cell.source = mine["source"]
+            cell.source = "\n".join(students[grade_id])
         result.cells[index] = cell
     return result
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import fractions
 import io
 import json
 import os
@@ -122,6 +123,8 @@ def encode(x, depth: int = 0, aliases: list | None = None):
         return ["int", str(int(x))]
     if isinstance(x, float):
         return ["float", repr(float(x))]
+    if isinstance(x, fractions.Fraction):
+        return ["fraction", str(x.numerator), str(x.denominator)]
     if isinstance(x, str):
         if len(x) > MAX_TEXT:
             raise CodecError("a string is too long")
@@ -192,6 +195,11 @@ def decode(x, depth: int = 0, budget: list | None = None, aliases: list | None =
             return float(rest[0])
         except ValueError:
             raise CodecError("malformed float") from None
+    if tag == "fraction" and len(rest) == 2 and all(isinstance(r, str) and len(r) <= 4000 for r in rest):
+        try:
+            return fractions.Fraction(int(rest[0]), int(rest[1]))
+        except (ValueError, ZeroDivisionError):
+            raise CodecError("malformed fraction") from None
     if tag == "str" and len(rest) == 1 and isinstance(rest[0], str) and len(rest[0]) <= MAX_TEXT:
         return rest[0]
     if tag in ("list", "tuple") and len(rest) == 1 and isinstance(rest[0], list):
@@ -299,6 +307,45 @@ def _display(*args, **kwargs) -> None:
     """IPython's ``display`` in the notebook; nothing to display to here."""
 
 
+class _Shell:
+    """What ``%magic`` and ``%%magic`` lines become (``get_ipython().run_line_magic(...)``): the magics an
+    answer cell may start with run their code (``%%time``, ``%timeit``, ``%%capture``); display and
+    configuration magics do nothing; any other is an error of that cell, as a missing magic is in IPython."""
+
+    RUN = ("time", "timeit", "capture", "prun")
+    IGNORED = ("matplotlib", "load_ext", "reload_ext", "autoreload", "config", "precision", "pprint", "who", "whos")
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+
+    def run_cell_magic(self, name: str, line: str, cell: str):
+        if name in self.RUN:
+            exec(compile(cell, "<answer magic>", "exec"), self.namespace)
+            return None
+        raise NameError(f"the cell magic %%{name} is not available under sealed grading")
+
+    def run_line_magic(self, name: str, line: str, *args, **kwargs):
+        if name in self.RUN and line.strip():
+            mode = "eval" if _is_expression(line) else "exec"
+            return eval(compile(line, "<answer magic>", mode), self.namespace)
+        if name in self.IGNORED or name in self.RUN:
+            return None
+        raise NameError(f"the magic %{name} is not available under sealed grading")
+
+    def system(self, *args, **kwargs):
+        raise NameError("shell commands (!...) are not available under sealed grading")
+
+    getoutput = system
+
+
+def _is_expression(source: str) -> bool:
+    try:
+        compile(source, "<answer magic>", "eval")
+    except SyntaxError:
+        return False
+    return True
+
+
 def _limit_processes(config: dict) -> None:
     """RLIMIT_NPROC in the sandbox's user namespace: it counts the sandbox's processes, not the grading user's."""
     limit = config.get("processes")
@@ -318,6 +365,8 @@ def main(argv: list[str]) -> int:
     os.chdir(config["cwd"])
     channel = _silence_output()
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins, "display": _display}
+    shell = _Shell(namespace)
+    namespace["get_ipython"] = lambda: shell
     captured: dict = {}
     requests = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8")
     sys.stdin = open(os.devnull)  # noqa: SIM115 (input() in an answer reads nothing)
