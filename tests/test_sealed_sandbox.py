@@ -676,3 +676,19 @@ def test_quirks_of_honest_notebooks_keep_their_points(course):
     assert "made a markdown cell" in problems["made_markdown"], problems
     autograded = course / "autograded" / "written_as_code" / ASSIGNMENT / NOTEBOOK
     assert "WRITTEN-ANSWER" in autograded.read_text()  # kept for the formgrader
+
+
+@pytest.mark.parametrize("view", [lambda x: x[::-1], lambda x: x.T, lambda x: x])
+def test_a_view_of_an_input_arrives_with_its_own_values(view):
+    """A same-shape view of an argument returned as the answer decoded as the argument itself."""
+    import json
+
+    import numpy as np
+
+    from seqlearn.grading.worker import decode, encode
+
+    x = np.arange(9.0).reshape(3, 3)
+    sent = encode(view(x), aliases=[x])
+    back = decode(json.loads(json.dumps(sent)), aliases=[x])
+    assert sent[0] == "alias" and np.array_equal(back, view(x))
+    assert (back is x) == (view(x) is x)

@@ -155,6 +155,13 @@ def _array(text):
     return array
 
 
+def _equal(a, b) -> bool:
+    """Whether two arrays of one shape and dtype hold the same values (NaN equal to NaN)."""
+    import numpy as np
+
+    return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
 class Opaque:
     """What a value of an unsupported type decodes to: only its (sanitised) type name survives."""
 
@@ -174,7 +181,8 @@ def _opaque(name) -> Opaque:
 def decode(x, depth: int = 0, budget: list | None = None, aliases: list | None = None):
     """The value :func:`encode` made; every node is checked (``CodecError`` if malformed).
 
-    An ``alias`` ``i`` becomes ``aliases[i]`` itself when it has the shape and dtype sent (else a copy).
+    An ``alias`` ``i`` becomes ``aliases[i]`` itself when it has the shape, dtype and values sent (else
+    a copy: a view of it, ``x[::-1]`` or a square ``W.T``, shares its memory but not its values).
     """
     budget = budget if budget is not None else [MAX_ITEMS]
     budget[0] -= 1
@@ -223,7 +231,7 @@ def decode(x, depth: int = 0, budget: list | None = None, aliases: list | None =
         array = _array(rest[1])
         known = aliases[rest[0]] if aliases and 0 <= rest[0] < len(aliases) else None
         same = known is not None and known.shape == array.shape and known.dtype == array.dtype
-        return known if same else array
+        return known if same and _equal(known, array) else array
     if tag == "npscalar" and len(rest) == 1:
         array = _array(rest[0])
         if array.shape != ():
