@@ -98,7 +98,8 @@ LEVELS = {
         "bubblewrap sandbox: new PID, network, IPC and UTS namespaces and a private filesystem "
         "view (only the system libraries, Python, its installed packages, the allowed seqlearn "
         "modules and a scratch directory exist; no course directory, solutions, gradebook or "
-        "other submissions), an unprivileged uid of its own, no network, and everything of the rlimits level"
+        "other submissions; a read-only /dev), an unprivileged uid of its own, no network, and everything of the "
+        "rlimits level"
     ),
     "user": (
         "an unprivileged uid of its own (process limit binds, cannot write the gradebook or signal "
@@ -679,7 +680,7 @@ class Worker:
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
             return f"the worker was killed by {name} (a resource limit, or a crash)"
-        return f"the worker exited (status {code}) while running the submission"
+        return f"the worker exited (status {code})"
 
     def close(self) -> None:
         """Kill the worker's process group (and, with a uid of its own, every process of that uid)."""
