@@ -13,9 +13,9 @@
 import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, GetGrades, OverwriteKernelspec
+from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
 
-from seqlearn.grading.nbgrader_tools import HideHiddenTests, RestoreHiddenTests, WrapLongLines
+from seqlearn.grading.nbgrader_tools import HideHiddenTests, MarkPendingGrades, RestoreHiddenTests, WrapLongLines
 
 c = get_config()  # noqa: F821 (provided by the config loader)
 course_root = os.path.dirname(os.path.abspath(__file__))
@@ -32,8 +32,9 @@ c.Execute.timeout = 60
 c.ExecutePreprocessor.timeout = 60
 
 # Feedback must not show the hidden tests (stock nbgrader puts them back into the
-# autograded notebook and shows their code and tracebacks), and wraps long lines.
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor, WrapLongLines]
+# autograded notebook and shows their code and tracebacks), wraps long lines, and says
+# which written answers are not graded yet (their score reads 0 until they are).
+c.GenerateFeedback.preprocessors = [MarkPendingGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor, WrapLongLines]
 
 # Autograde restores the hidden tests of unchanged test cells without reporting each of them as
 # "checksum changed" (stock OverwriteCells does, for every honest submission): a warning now means

@@ -690,3 +690,14 @@ def test_a_view_of_an_input_arrives_with_its_own_values(view):
     back = decode(json.loads(json.dumps(sent)), aliases=[x])
     assert sent[0] == "alias" and np.array_equal(back, view(x))
     assert (back is x) == (view(x) is x)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_feedback_says_a_written_answer_is_not_graded_yet(course):
+    """A full-marks student read "Score: 0.0 / 2.0" under real written answers, as if they had failed."""
+    _, _ = grade_assignment(course, ASSIGNMENT, jobs=1, students=["honest"], limits=LIMITS)
+    run_nbgrader(course, "generate_feedback", ASSIGNMENT, "--force", "--student", "honest")
+    page = (course / "feedback" / "honest" / ASSIGNMENT / NOTEBOOK).with_suffix(".html").read_text()
+    written = [c for c in _notebook("blank").cells if _meta(c).get("solution") and c.cell_type == "markdown"]
+    assert page.count("Not graded yet") == len(written) == 2

@@ -43,8 +43,9 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
+from nbgrader import utils as nbgrader_utils
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades, OverwriteCells
 from traitlets import Bool, Unicode
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -53,6 +54,7 @@ from . import ASSIGNMENTS
 
 __all__ = [
     "HideHiddenTests",
+    "MarkPendingGrades",
     "RestoreHiddenTests",
     "GradingReport",
     "SubmissionResult",
@@ -75,6 +77,26 @@ _VOLATILE_METADATA = ("kernelspec", "language_info", "widgets")
 
 
 # ----------------------------------------------------------------------------- feedback
+
+
+class MarkPendingGrades(GetGrades):
+    """Feedback preprocessor: nbgrader's ``GetGrades``, which also says under a manually graded answer
+    that nobody has graded yet that its score is pending (it reads 0 until the instructor grades it)."""
+
+    pending = Unicode(
+        "Not graded yet: your instructor grades this answer by hand; until then its score reads 0.",
+        help="The comment shown under a manually graded answer that has no manual score yet.",
+    ).tag(config=True)
+
+    def _get_score(self, cell, resources) -> None:
+        super()._get_score(cell, resources)
+        if not nbgrader_utils.is_solution(cell) or cell.metadata.nbgrader.get("comment"):
+            return
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id
+        )
+        if grade.needs_manual_grade and grade.manual_score is None:
+            cell.metadata.nbgrader["comment"] = self.pending
 
 
 class HideHiddenTests(ClearHiddenTests):
