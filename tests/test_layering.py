@@ -108,3 +108,29 @@ def test_no_lazily_exported_name_is_also_a_submodule(tmp_path):
     code = "from seqlearn.learnability import spectrum_envelope, transport; print(callable(transport))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+SEALED_PARTS = ("plan", "sandbox", "session", "gradebook", "pool")
+"""The parts of :mod:`seqlearn.grading.sealed`, in the order they may import each other."""
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules a file imports: absolute names, and relative ones as ``.name`` or ``..name``."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names.add("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+def test_the_parts_of_the_sealed_grader_import_only_the_parts_above_them():
+    """Each part can be imported, and tested, without the ones below it: the plan starts no process,
+    the sandbox knows no test cell, the session writes no gradebook."""
+    folder = PACKAGE / "grading" / "sealed"
+    assert sorted(p.stem for p in folder.glob("*.py")) == sorted([*SEALED_PARTS, "__init__"])
+    for index, part in enumerate(SEALED_PARTS):
+        below = _imports(folder / f"{part}.py") & {f".{name}" for name in SEALED_PARTS[index:]}
+        assert not below, f"sealed.{part} imports {sorted(below)}"
+    assert not _imports(folder / "plan.py") & {"subprocess", "..worker"}, "the plan starts no process"

@@ -29,7 +29,8 @@ import numpy as np
 import pytest
 
 from seqlearn.grading.nbgrader_tools import check_grading, make_course, run_nbgrader, student_submission
-from seqlearn.grading.sealed import LEVELS, Limits, build_program, detect_level, grade_assignment, load_assignment
+from seqlearn.grading.sealed import LEVELS, Limits, detect_level, grade_assignment, load_assignment
+from seqlearn.grading.sealed.plan import build_program
 from seqlearn.grading.worker import CodecError, decode, encode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +45,30 @@ import importlib
 def count_ngrams(sentences, n):
     return importlib.import_module("seqlearn.ngram.basics").count_ngrams(sentences, n)
 """
+
+
+def detached_writer(seconds: int) -> str:
+    """An answer whose grandchild, detached from the worker (a session of its own), sets every score of the
+    gradebook at ``<DB>`` to 100 twice a second for ``seconds``, long after its worker is gone."""
+    return f"""
+import os, sqlite3, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for _ in range({2 * seconds}):
+            try:
+                con = sqlite3.connect(<DB>, timeout=0.1)
+                con.execute("UPDATE grade SET auto_score = 100")
+                con.commit()
+                con.close()
+            except Exception:
+                pass
+            time.sleep(0.5)
+    os._exit(0)
+def count_ngrams(sentences, n):
+    raise NotImplementedError()
+"""
+
 
 ATTACKS = {
     "stack_frame": """
@@ -117,24 +142,7 @@ def count_ngrams(sentences, n):
     _cheat()
     raise NotImplementedError()
 """,
-    "gradebook_detached": """
-import os, sqlite3, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        for _ in range(40):  # goes on writing for 20 s, long after its worker is gone
-            try:
-                con = sqlite3.connect(<DB>, timeout=0.1)
-                con.execute("UPDATE grade SET auto_score = 100")
-                con.commit()
-                con.close()
-            except Exception:
-                pass
-            time.sleep(0.5)
-    os._exit(0)
-def count_ngrams(sentences, n):
-    raise NotImplementedError()
-""",
+    "gradebook_detached": detached_writer(20),
     "corrupted_metadata": None,  # built below: the blank release with broken nbgrader metadata
     "invalid_json": None,  # not a notebook at all
     "oversized_notebook": None,  # 40 MB of metadata
@@ -740,7 +748,7 @@ def test_a_test_cell_sees_only_the_cells_above_it(attacked):
 def test_settings_come_from_jupyters_config_directories_then_the_course(tmp_path, monkeypatch):
     """As nbgrader loads them: a hub's settings for every course (here the user's directory), the
     course's own overriding them; Execute.timeout over the ExecutePreprocessor.timeout it inherits."""
-    from seqlearn.grading.sealed import _course_timeout, _db
+    from seqlearn.grading.sealed.gradebook import _course_timeout, _db
 
     user, course = tmp_path / "user", tmp_path / "course"
     user.mkdir()

@@ -22,10 +22,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from test_sealed_grading import detached_writer
 
-from seqlearn.grading import sealed
 from seqlearn.grading.nbgrader_tools import make_course, run_nbgrader, student_submission
 from seqlearn.grading.sealed import Limits, PartResult, grade_assignment
+from seqlearn.grading.sealed import gradebook as sealed_gradebook
+from seqlearn.grading.sealed import sandbox as sealed_sandbox
+from seqlearn.grading.sealed import session as sealed_session
+from seqlearn.grading.sealed.plan import TestCell
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_ngram"
@@ -114,8 +118,8 @@ class _Raising:
 
 
 def test_any_error_of_the_checks_is_a_failed_part_not_a_stopped_run():
-    test = sealed.TestCell("t", 2.0, (("ex", "f", True),), "check_ex(f, hidden=True)")
-    part = sealed._run_test(_Session(), test, {"ex": _Raising()})  # type: ignore[arg-type]
+    test = TestCell("t", 2.0, (("ex", "f", True),), "check_ex(f, hidden=True)")
+    part = sealed_session._run_test(_Session(), test, {"ex": _Raising()})  # type: ignore[arg-type]
     assert isinstance(part, PartResult) and part.failed and part.score == 0
     assert "ZeroDivisionError" in part.output and "grader-side" not in part.output
 
@@ -138,14 +142,14 @@ def _gradebook(course: Path) -> dict[str, dict[str, float | None]]:
 @pytest.mark.slow
 def test_a_submission_that_cannot_be_written_costs_only_its_own_record(course, monkeypatch):
     _submit(course, "unwritable", _notebook("solution"))
-    written = sealed._autograded_notebook
+    written = sealed_gradebook._autograded_notebook
 
     def failing(plan, tests, submitted, parts):
         if "unwritable" in submitted.parts:
             raise RecursionError("a notebook too deep for nbformat")
         return written(plan, tests, submitted, parts)
 
-    monkeypatch.setattr(sealed, "_autograded_notebook", failing)
+    monkeypatch.setattr(sealed_gradebook, "_autograded_notebook", failing)
     _, results = grade_assignment(course, ASSIGNMENT, jobs=1, students=["unwritable", "honest"], limits=LIMITS)
     problems = {r.student: r.problems for r in results}
     assert problems == {"unwritable": ["not written to the gradebook: RecursionError"], "honest": []}
@@ -205,29 +209,12 @@ def test_symlinks_and_copies_of_the_solutions_are_refused(course, tmp_path):
 
 # ----------------------------------------------------------------------------- the level: never weaker than asked
 
-DETACHED = """
-import os, sqlite3, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        for _ in range(20):  # goes on writing for 10 s, long after its worker is gone
-            try:
-                con = sqlite3.connect(<DB>, timeout=0.1)
-                con.execute("UPDATE grade SET auto_score = 100")
-                con.commit()
-                con.close()
-            except Exception:
-                pass
-            time.sleep(0.5)
-    os._exit(0)
-def count_ngrams(sentences, n):
-    raise NotImplementedError()
-"""
-
 
 def _without_bwrap(monkeypatch) -> None:
     which = shutil.which
-    monkeypatch.setattr(sealed.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else which(name, *a, **k))
+    monkeypatch.setattr(
+        sealed_sandbox.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else which(name, *a, **k)
+    )
 
 
 needs_root = pytest.mark.skipif(
@@ -291,7 +278,7 @@ def _grade_command(course: Path, *options: str) -> list[str]:
 @pytest.mark.slow
 def test_root_without_bubblewrap_grades_at_the_user_level(course, tmp_path):
     """The detached writer of a submission graded as root (rlimits) set every cell to 100 after grading."""
-    attack = DETACHED.replace("<DB>", repr(str(course / "gradebook.db")))
+    attack = detached_writer(10).replace("<DB>", repr(str(course / "gradebook.db")))
     _submit(course, "detached", _with_answer(_notebook("blank"), "count_ngrams", attack))
     (tmp_path / "no-bwrap").mkdir()  # a PATH without bubblewrap
     grade = ["env", f"PATH={tmp_path / 'no-bwrap'}", *_grade_command(course, "--jobs", "1", "--timeout", "10")]
@@ -310,36 +297,38 @@ def test_root_without_bubblewrap_grades_at_the_user_level(course, tmp_path):
 @pytest.mark.integration
 def test_as_root_rlimits_is_used_only_when_asked_for(monkeypatch):
     _without_bwrap(monkeypatch)
-    monkeypatch.setattr(sealed, "_library_paths", list)  # a worker that starts but cannot import numpy
+    monkeypatch.setattr(sealed_sandbox, "_library_paths", list)  # a worker that starts but cannot import numpy
     with pytest.raises(
         RuntimeError, match=r"the user isolation level does not work here: .+ ask for it: --level rlimits$"
     ):
-        sealed.detect_level()
+        sealed_sandbox.detect_level()
     monkeypatch.undo()
-    assert sealed.detect_level("rlimits") == "rlimits"
+    assert sealed_sandbox.detect_level("rlimits") == "rlimits"
 
 
 @pytest.mark.integration
 def test_a_level_that_fails_is_an_error_that_says_why(monkeypatch):
     """bwrap failing to start (too many processes of the grading user) fell back to a weaker level silently."""
     which = shutil.which
-    monkeypatch.setattr(sealed.shutil, "which", lambda name, *a, **k: "/bin/true" if name == "bwrap" else which(name))
+    monkeypatch.setattr(
+        sealed_sandbox.shutil, "which", lambda name, *a, **k: "/bin/true" if name == "bwrap" else which(name)
+    )
     failing = "echo 'bwrap: Creating new namespace failed: Resource temporarily unavailable' >&2; exit 1"
-    monkeypatch.setattr(sealed, "_bwrap_command", lambda runtime, scratch: ["sh", "-c", failing, "--"])
-    assert sealed.strongest_level() == "bwrap"
+    monkeypatch.setattr(sealed_sandbox, "_bwrap_command", lambda runtime, scratch: ["sh", "-c", failing, "--"])
+    assert sealed_sandbox.strongest_level() == "bwrap"
     with pytest.raises(
         RuntimeError, match=r"bwrap isolation level does not work here: .*Creating new namespace failed"
     ):
-        sealed.detect_level()
+        sealed_sandbox.detect_level()
     with pytest.raises(RuntimeError, match=r"--level (user or --level )?rlimits"):
-        sealed.detect_level()
+        sealed_sandbox.detect_level()
 
 
 @pytest.mark.integration
 def test_a_worker_that_fails_to_start_is_started_again(monkeypatch, tmp_path):
     """A busy machine (fork fails once) cost every test cell of the notebook being graded."""
-    runtime = sealed._make_runtime(tmp_path / "runtime", "rlimits")
-    start, calls = sealed.Worker.start, []
+    runtime = sealed_sandbox._make_runtime(tmp_path / "runtime", "rlimits")
+    start, calls = sealed_sandbox.Worker.start, []
 
     def flaky(worker):
         calls.append(1)
@@ -347,8 +336,8 @@ def test_a_worker_that_fails_to_start_is_started_again(monkeypatch, tmp_path):
             raise BlockingIOError(11, "Resource temporarily unavailable")
         start(worker)
 
-    monkeypatch.setattr(sealed.Worker, "start", flaky)
-    session = sealed._Session(runtime, LIMITS, [("exec", "<cell 1>", "x = 1")])
+    monkeypatch.setattr(sealed_sandbox.Worker, "start", flaky)
+    session = sealed_session._Session(runtime, LIMITS, [("exec", "<cell 1>", "x = 1")])
     try:
         assert session.advance(0) and session.broken is None and len(calls) == 2
     finally:
@@ -392,7 +381,7 @@ def _grade_as_another_user(submissions: dict, processes: int = 0, jobs: int = 1)
         for other in others:
             other.kill()
             other.wait()
-        sealed._kill_uid(uid)
+        sealed_sandbox._kill_uid(uid)
         shutil.rmtree(course, ignore_errors=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     return proc.stdout
@@ -552,10 +541,10 @@ def test_hidden_cases_name_no_type_or_function_the_student_made(answer):
     checks = ASSIGNMENTS[ASSIGNMENT].CHECKS
     session = _Session()
     session.worker = _Answering(answer)
-    visible = sealed.TestCell("t", 3.0, (("count_ngrams", "f", False),), "check_count_ngrams(f)")
-    hidden = sealed.TestCell("t", 3.0, (("count_ngrams", "f", True),), "check_count_ngrams(f, hidden=True)")
-    assert "LEAK" in sealed._run_test(session, visible, checks).output  # visible inputs may be named
-    part = sealed._run_test(session, hidden, checks)
+    visible = TestCell("t", 3.0, (("count_ngrams", "f", False),), "check_count_ngrams(f)")
+    hidden = TestCell("t", 3.0, (("count_ngrams", "f", True),), "check_count_ngrams(f, hidden=True)")
+    assert "LEAK" in sealed_session._run_test(session, visible, checks).output  # visible inputs may be named
+    part = sealed_session._run_test(session, hidden, checks)
     assert part.failed and "hidden case" in part.output and "LEAK" not in part.output, part.output
 
 
@@ -582,7 +571,7 @@ except OSError:
 @pytest.mark.slow
 def test_the_worker_uids_leave_another_accounts_processes_alone(course):
     """The grader killed every process of the uid it picked, whoever ran it."""
-    uid = sealed.SLOT_UID_BASE + 256 * (os.getpid() % 4096)  # the first slot's uid of a run from this process
+    uid = sealed_sandbox.SLOT_UID_BASE + 256 * (os.getpid() % 4096)  # the first slot's uid of a run from this process
     other = subprocess.Popen(["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "sleep", "120"])
     try:
         time.sleep(0.5)
