@@ -49,8 +49,11 @@ def _info(args) -> int:
 def _env(args) -> int:
     import shlex
 
-    from seqlearn.device import CPU_KERNEL_PINS, pinned_cpu_env
+    from seqlearn.device import CPU_KERNEL_PINS, kernels_pinned, pinned_cpu_env
 
+    if not kernels_pinned():
+        print("# SEQLEARN_PIN_KERNELS=0: the CPU kernels take this machine's own code paths")
+        return 0
     env = pinned_cpu_env()
     for name in CPU_KERNEL_PINS:
         print(f"export {name}={shlex.quote(env[name])}")

@@ -10,6 +10,9 @@ torch's vectorised kernels, OpenBLAS and NumPy each pick the widest instructions
 amplifies those bits into a different network. :data:`CPU_KERNEL_PINS` makes every x86 CPU with
 AVX2 run the same (AVX2) code paths; the course's kernels run with it (Binder, ``make lab``,
 :func:`seqlearn.notebooks.execute_notebook`), so a chapter computes the numbers its prose quotes.
+``SEQLEARN_PIN_KERNELS=0`` turns the pins off: the kernels then take the machine's own code paths,
+as on a JupyterHub image or a laptop that never heard of them, and a chapter's trained numbers
+move within the tolerances its quotes state (:class:`seqlearn.notebooks.Quote`).
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import numpy as np
 
 from .validation import integer
 
-__all__ = ["CPU_KERNEL_PINS", "default_device", "pinned_cpu_env", "resolve_device", "seed_everything"]
+__all__ = ["CPU_KERNEL_PINS", "default_device", "kernels_pinned", "pinned_cpu_env", "resolve_device", "seed_everything"]
 
 ENV_VAR = "SEQLEARN_DEVICE"
+PIN_VAR = "SEQLEARN_PIN_KERNELS"
+_PIN_VALUES = {"1": True, "yes": True, "on": True, "0": False, "no": False, "off": False, "native": False}
 
 CPU_KERNEL_PINS = {
     "MKL_CBWR": "AVX2,STRICT",  # MKL's AVX2 branch, whatever the CPU's vendor (conditional numerical reproducibility)
@@ -37,9 +42,27 @@ their AVX2 code paths. Each library reads its variable when it loads, so they mu
 the process starts (a kernel's environment), not from inside it."""
 
 
+def kernels_pinned(env=None) -> bool:
+    """Whether ``env`` (default ``os.environ``) asks for :data:`CPU_KERNEL_PINS`: yes unless ``SEQLEARN_PIN_KERNELS=0``.
+
+    Raises
+    ------
+    ValueError
+        If ``SEQLEARN_PIN_KERNELS`` is set to anything but 1/yes/on or 0/no/off/native.
+    """
+    value = (os.environ if env is None else env).get(PIN_VAR, "1").strip().lower() or "1"
+    if value not in _PIN_VALUES:
+        raise ValueError(f"{PIN_VAR} must be 1 (pin the CPU kernels) or 0 (the machine's own), got {value!r}")
+    return _PIN_VALUES[value]
+
+
 def pinned_cpu_env(env=None) -> dict[str, str]:
-    """``env`` (default ``os.environ``) with :data:`CPU_KERNEL_PINS` added where it does not set them."""
-    return {**CPU_KERNEL_PINS, **(os.environ if env is None else env)}
+    """``env`` (default ``os.environ``) with :data:`CPU_KERNEL_PINS` added where it does not set them.
+
+    With ``SEQLEARN_PIN_KERNELS=0`` in ``env``, ``env`` as it is (:func:`kernels_pinned`).
+    """
+    env = dict(os.environ if env is None else env)
+    return {**CPU_KERNEL_PINS, **env} if kernels_pinned(env) else env
 
 
 def default_device():

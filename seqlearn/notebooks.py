@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .device import pinned_cpu_env
+from .device import kernels_pinned, pinned_cpu_env
 
 __all__ = [
     "BINDER_SECONDS",
@@ -70,22 +70,60 @@ class Quote:
     invisible when rendered, names a Python expression over the chapter's variables and the
     format spec that turns its value into the text shown. A headless run evaluates every
     quote after the last cell and reports those whose text differs (:attr:`RunReport.misquoted`).
+
+    A number that depends on the floating-point path (anything trained) states how far it may
+    move: ``about 0.07<!--q: loss | .2f ~ 0.01 -->`` (absolute) or ``~ 5%`` (relative to the
+    computed value). With the CPU kernels pinned (:func:`seqlearn.device.kernels_pinned`) every
+    quote must match digit for digit; on the machine's own kernels a quote with a ``tolerance``
+    may differ by that much.
     """
 
     cell_id: str
     shown: str
     expr: str
     spec: str
+    tolerance: str = ""
+
+    def accepts(self, computed: str, exact: bool) -> bool:
+        """Whether the text shown stands for ``computed`` (the formatted value): equal, or within the tolerance."""
+        if self.shown == computed:
+            return True
+        if exact or not self.tolerance:
+            return False
+        try:
+            shown, value = (float(text.replace(",", "")) for text in (self.shown, computed))
+        except ValueError:
+            return False
+        relative = self.tolerance.endswith("%")
+        bound = float(self.tolerance.rstrip("%")) * (abs(value) / 100 if relative else 1.0)
+        return abs(shown - value) <= bound + 1e-12 * abs(value)
+
+
+def _spec_and_tolerance(text: str, cell_id: str) -> tuple[str, str]:
+    """``".3f ~ 0.01"`` -> ``(".3f", "0.01")``; a tolerance must be a number >= 0, optionally with ``%``."""
+    spec, _, tolerance = (part.strip() for part in text.partition("~"))
+    if tolerance and not re.fullmatch(r"\d+(?:\.\d*)?(?:e[-+]?\d+)?%?", tolerance):
+        raise ValueError(f"cell {cell_id}: a quote's tolerance must be a number or a percentage, got {tolerance!r}")
+    return spec, tolerance
 
 
 def quotes(nb) -> list[Quote]:
-    """Every :class:`Quote` in the markdown cells of ``nb``, in order."""
-    return [
-        Quote(cell.get("id", "?"), m["shown"], m["expr"].strip(), m["spec"].strip())
-        for cell in nb.cells
-        if cell.cell_type == "markdown"
-        for m in _QUOTE.finditer(cell.source)
-    ]
+    """Every :class:`Quote` in the markdown cells of ``nb``, in order.
+
+    Raises
+    ------
+    ValueError
+        If a quote's tolerance (after ``~``) is not a number or a percentage.
+    """
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for m in _QUOTE.finditer(cell.source):
+            cell_id = cell.get("id", "?")
+            spec, tolerance = _spec_and_tolerance(m["spec"], cell_id)
+            found.append(Quote(cell_id, m["shown"], m["expr"].strip(), spec, tolerance))
+    return found
 
 
 def _quotes_cell(found: list[Quote]):
@@ -104,14 +142,19 @@ print({_QUOTES_MARK!r} + _json.dumps(_shown))"""
     return nbformat.v4.new_code_cell(source)
 
 
-def _misquoted(found: list[Quote], cell) -> list[str]:
-    """``cell_id: text says X, the chapter computes Y (expr)`` for each quote that does not match."""
+def _misquoted(found: list[Quote], cell, exact: bool) -> list[str]:
+    """``cell_id: text says X, the chapter computes Y (expr)`` for each quote that does not stand for its value.
+
+    ``exact``: every quote must match digit for digit (the kernels are pinned); otherwise a
+    quote with a tolerance may differ by that much (:meth:`Quote.accepts`).
+    """
     text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
     computed = json.loads(text.split(_QUOTES_MARK, 1)[1])
     return [
-        f"{q.cell_id}: the text says {q.shown}, the chapter computes {value} ({q.expr} | {q.spec})"
+        f"{q.cell_id}: the text says {q.shown}, the chapter computes {value} "
+        f"({q.expr} | {q.spec}{' ~ ' + q.tolerance if q.tolerance else ''})"
         for q, value in zip(found, computed)
-        if q.shown != value
+        if not q.accepts(value, exact)
     ]
 
 
@@ -253,7 +296,7 @@ def execute_notebook(
     except (CellControlSignal, DeadKernelError) as e:
         raise NotebookError(path.stem, running["index"], running["cell"], e, timeout) from e
     seconds = time.perf_counter() - start
-    misquoted = _misquoted(found, nb.cells.pop())
+    misquoted = _misquoted(found, nb.cells.pop(), exact=kernels_pinned())
     html = _write_html(nb, path.stem, html_dir) if html_dir is not None else None
     executed = Path(executed_dir) / path.name if executed_dir is not None else None
     if executed is not None:

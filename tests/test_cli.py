@@ -143,6 +143,13 @@ def test_env_prints_the_cpu_kernel_pins_as_shell_exports():
     assert seen == {**seen, **CPU_KERNEL_PINS, "ATEN_CPU_CAPABILITY": "default"}
 
 
+def test_env_prints_no_pins_when_they_are_switched_off(monkeypatch, capsys):
+    monkeypatch.setenv("SEQLEARN_PIN_KERNELS", "0")
+    assert main(["env"]) == 0
+    out = capsys.readouterr().out
+    assert "export" not in out and out.startswith("# SEQLEARN_PIN_KERNELS=0")
+
+
 @pytest.mark.integration
 def test_binder_start_pins_the_cpu_kernels():
     """Binder starts JupyterLab through binder/start: its kernels get the pins."""

@@ -53,3 +53,19 @@ def test_cuda_device_is_default_and_usable(monkeypatch):
     assert dev.type == "cuda"
     x = torch.arange(4.0, device=dev)
     assert x.sum().item() == 6.0
+
+
+@pytest.mark.parametrize(("value", "pinned"), [(None, True), ("1", True), ("", True), ("0", False), ("native", False), ("OFF", False)])
+def test_the_pins_are_on_unless_switched_off(value, pinned):
+    from seqlearn.device import CPU_KERNEL_PINS, kernels_pinned, pinned_cpu_env
+
+    env = {"PATH": "/bin"} if value is None else {"PATH": "/bin", "SEQLEARN_PIN_KERNELS": value}
+    assert kernels_pinned(env) is pinned
+    assert pinned_cpu_env(env) == ({**CPU_KERNEL_PINS, **env} if pinned else env)
+
+
+def test_a_pin_switch_that_means_nothing_is_refused():
+    from seqlearn.device import kernels_pinned
+
+    with pytest.raises(ValueError, match="SEQLEARN_PIN_KERNELS must be 1 .* got 'maybe'"):
+        kernels_pinned({"SEQLEARN_PIN_KERNELS": "maybe"})

@@ -73,3 +73,64 @@ def test_the_kernel_runs_with_the_cpu_kernel_pins(tmp_path, monkeypatch):
     nbformat.write(nb, tmp_path / "nb.ipynb")
     (kept,) = execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted
     assert "OPENBLAS_CORETYPE" in kept and "computes 3 " in kept
+
+
+def test_a_tolerance_is_read_after_the_spec():
+    nb = new_notebook(cells=[new_markdown_cell("loss 0.07<!--q: loss | .2f ~ 0.01 --> and 120<!--q: n | d ~ 5% -->")])
+    nb.cells[0].id = "md"
+    assert quotes(nb) == [Quote("md", "0.07", "loss", ".2f", "0.01"), Quote("md", "120", "n", "d", "5%")]
+
+
+@pytest.mark.parametrize("bad", ["a lot", "-0.1", "5 %", "0.1%%"])
+def test_a_tolerance_that_is_not_a_number_is_refused(bad):
+    nb = new_notebook(cells=[new_markdown_cell(f"loss 0.07<!--q: loss | .2f ~ {bad} -->")])
+    nb.cells[0].id = "md"
+    with pytest.raises(ValueError, match="cell md: a quote's tolerance"):
+        quotes(nb)
+
+
+@pytest.mark.parametrize(
+    ("quote", "computed", "exact", "accepted"),
+    [
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.07", True, True),
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.08", True, False),  # pinned: digit for digit
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.08", False, True),
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.09", False, False),
+        (Quote("c", "0.07", "x", ".2f"), "0.08", False, False),  # no tolerance: exact everywhere
+        (Quote("c", "1,200", "x", ",d", "5%"), "1,260", False, True),  # 5% of the computed value
+        (Quote("c", "1,200", "x", ",d", "5%"), "1,270", False, False),
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "NameError: name 'x' is not defined", False, False),
+    ],
+)
+def test_a_quote_accepts_its_value_within_its_tolerance_only_off_the_pins(quote, computed, exact, accepted):
+    assert quote.accepts(computed, exact) is accepted
+
+
+@pytest.mark.slow
+def test_off_the_pins_a_quote_may_move_within_its_tolerance(tmp_path, monkeypatch):
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("about 0.07<!--q: a | .2f ~ 0.01 -->, about 0.07<!--q: b | .2f ~ 0.01 -->, 3<!--q: c | d -->"),
+            new_code_cell("a, b, c = 0.076, 0.09, 4"),
+        ]
+    )
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    monkeypatch.setenv("SEQLEARN_PIN_KERNELS", "0")
+    off = execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted
+    assert len(off) == 2 and "computes 0.09 (b | .2f ~ 0.01)" in off[0] and "computes 4 (c | d)" in off[1]
+    monkeypatch.setenv("SEQLEARN_PIN_KERNELS", "1")
+    on = execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted
+    assert len(on) == 3 and "computes 0.08 (a | .2f ~ 0.01)" in on[0]
+
+
+@pytest.mark.slow
+def test_off_the_pins_the_kernel_gets_none_of_them(tmp_path, monkeypatch):
+    from seqlearn.device import CPU_KERNEL_PINS
+
+    for name in CPU_KERNEL_PINS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SEQLEARN_PIN_KERNELS", "0")
+    prose = "".join(f"0<!--q: int({k!r} in os.environ) | d --> " for k in CPU_KERNEL_PINS)
+    nb = new_notebook(cells=[new_markdown_cell(prose), new_code_cell("import os")])
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    assert execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted == []
