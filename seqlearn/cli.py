@@ -120,7 +120,10 @@ def _run(args) -> int:
             continue
         verdict = "within" if report.within_binder_budget() else "OVER"
         print(f"{report}  ({verdict} Binder's 3 min / 1.5 GB)", flush=True)
+        for wrong in report.misquoted:
+            print(f"seqlearn run: error: {report.name} misquotes {wrong}", file=sys.stderr, flush=True)
         over += not report.within_binder_budget()
+        broken += bool(report.misquoted)
     return 1 if broken or (over and args.strict) else 0
 
 

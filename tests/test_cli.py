@@ -125,6 +125,20 @@ def test_a_failing_chapter_is_one_line_naming_the_cell(tmp_path, capsys, cells, 
     assert err == f"seqlearn run: error: 01_scratch: {says}"
 
 
+@pytest.mark.slow
+def test_run_fails_on_a_misquoted_number_and_names_it(tmp_path, capsys):
+    import nbformat
+
+    root = _scratch_course(tmp_path, "x = 0.25")
+    path = tmp_path / "chapters/01_scratch.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("x is 0.24<!--q: x | .2f -->"))
+    nbformat.write(nb, path)
+    assert main(["run", "--root", root, "1"]) == 1
+    err = capsys.readouterr().err
+    assert "01_scratch misquotes" in err and "the text says 0.24, the chapter computes 0.25 (x | .2f)" in err
+
+
 def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsys):
     root = _scratch_course(tmp_path, "open('ran', 'w').close()")
     (tmp_path / "file").write_text("")
