@@ -49,13 +49,13 @@ def _info(args) -> int:
 def _env(args) -> int:
     import shlex
 
-    from seqlearn.device import CPU_KERNEL_PINS, kernels_pinned, pinned_cpu_env
+    from seqlearn.device import KERNEL_PATHS, kernel_path, pinned_cpu_env
 
-    if not kernels_pinned():
+    path = kernel_path()
+    if path == "native":
         print("# SEQLEARN_PIN_KERNELS=0: the CPU kernels take this machine's own code paths")
-        return 0
     env = pinned_cpu_env()
-    for name in CPU_KERNEL_PINS:
+    for name in KERNEL_PATHS[path]:
         print(f"export {name}={shlex.quote(env[name])}")
     return 0
 

@@ -13,6 +13,9 @@ AVX2 run the same (AVX2) code paths; the course's kernels run with it (Binder, `
 ``SEQLEARN_PIN_KERNELS=0`` turns the pins off: the kernels then take the machine's own code paths,
 as on a JupyterHub image or a laptop that never heard of them, and a chapter's trained numbers
 move within the tolerances its quotes state (:class:`seqlearn.notebooks.Quote`).
+``SEQLEARN_PIN_KERNELS=baseline`` pins them to the oldest x86-64 code paths instead
+(:data:`CPU_KERNEL_BASELINE`): a floating-point path that differs from the AVX2 one on every x86
+machine, which is how the tests stand in for "another machine".
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ import numpy as np
 
 from .validation import integer
 
-__all__ = ["CPU_KERNEL_PINS", "default_device", "kernels_pinned", "pinned_cpu_env", "resolve_device", "seed_everything"]
+__all__ = ["CPU_KERNEL_BASELINE", "CPU_KERNEL_PINS", "default_device", "kernel_path", "kernels_pinned", "pinned_cpu_env", "resolve_device", "seed_everything"]
 
 ENV_VAR = "SEQLEARN_DEVICE"
 PIN_VAR = "SEQLEARN_PIN_KERNELS"
-_PIN_VALUES = {"1": True, "yes": True, "on": True, "0": False, "no": False, "off": False, "native": False}
+_PIN_NAMES = {"1": "avx2", "yes": "avx2", "on": "avx2", "avx2": "avx2", "baseline": "baseline"}
+_PIN_NAMES |= dict.fromkeys(("0", "no", "off", "native"), "native")
 
 CPU_KERNEL_PINS = {
     "MKL_CBWR": "AVX2,STRICT",  # MKL's AVX2 branch, whatever the CPU's vendor (conditional numerical reproducibility)
@@ -42,27 +46,51 @@ their AVX2 code paths. Each library reads its variable when it loads, so they mu
 the process starts (a kernel's environment), not from inside it."""
 
 
-def kernels_pinned(env=None) -> bool:
-    """Whether ``env`` (default ``os.environ``) asks for :data:`CPU_KERNEL_PINS`: yes unless ``SEQLEARN_PIN_KERNELS=0``.
+CPU_KERNEL_BASELINE = {
+    "MKL_CBWR": "COMPATIBLE",  # MKL's SSE2 branch
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+    "ATEN_CPU_CAPABILITY": "default",  # torch's scalar kernels
+    "OPENBLAS_CORETYPE": "Nehalem",  # OpenBLAS's SSE4.2-era kernels
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",  # NumPy's baseline loops only
+}
+"""The same variables set to the oldest x86-64 code paths each library has: another floating-point
+path than :data:`CPU_KERNEL_PINS` on every x86 CPU (``SEQLEARN_PIN_KERNELS=baseline``)."""
+
+KERNEL_PATHS = {"avx2": CPU_KERNEL_PINS, "baseline": CPU_KERNEL_BASELINE, "native": {}}
+"""What each ``SEQLEARN_PIN_KERNELS`` setting puts in a kernel's environment."""
+
+
+def kernel_path(env=None) -> str:
+    """The CPU code paths ``env`` (default ``os.environ``) asks for: ``"avx2"`` (the default), ``"baseline"`` or ``"native"``.
+
+    ``SEQLEARN_PIN_KERNELS``: unset, 1, yes, on or avx2 -> ``"avx2"``; 0, no, off or native ->
+    ``"native"``; baseline -> ``"baseline"``.
 
     Raises
     ------
     ValueError
-        If ``SEQLEARN_PIN_KERNELS`` is set to anything but 1/yes/on or 0/no/off/native.
+        If ``SEQLEARN_PIN_KERNELS`` is set to anything else.
     """
-    value = (os.environ if env is None else env).get(PIN_VAR, "1").strip().lower() or "1"
-    if value not in _PIN_VALUES:
-        raise ValueError(f"{PIN_VAR} must be 1 (pin the CPU kernels) or 0 (the machine's own), got {value!r}")
-    return _PIN_VALUES[value]
+    value = (os.environ if env is None else env).get(PIN_VAR, "").strip().lower() or "1"
+    if value not in _PIN_NAMES:
+        raise ValueError(
+            f"{PIN_VAR} must be 1 (pin the CPU kernels to AVX2), 0 (the machine's own) or baseline, got {value!r}"
+        )
+    return _PIN_NAMES[value]
+
+
+def kernels_pinned(env=None) -> bool:
+    """Whether ``env`` runs the kernels on :data:`CPU_KERNEL_PINS`, the paths the chapters' quotes were computed on."""
+    return kernel_path(env) == "avx2"
 
 
 def pinned_cpu_env(env=None) -> dict[str, str]:
-    """``env`` (default ``os.environ``) with :data:`CPU_KERNEL_PINS` added where it does not set them.
+    """``env`` (default ``os.environ``) with the pins of :func:`kernel_path` added where it does not set them.
 
-    With ``SEQLEARN_PIN_KERNELS=0`` in ``env``, ``env`` as it is (:func:`kernels_pinned`).
+    :data:`CPU_KERNEL_PINS` by default; with ``SEQLEARN_PIN_KERNELS=0``, ``env`` as it is.
     """
     env = dict(os.environ if env is None else env)
-    return {**CPU_KERNEL_PINS, **env} if kernels_pinned(env) else env
+    return {**KERNEL_PATHS[kernel_path(env)], **env}
 
 
 def default_device():

@@ -75,7 +75,8 @@ class Quote:
     move: ``about 0.07<!--q: loss | .2f ~ 0.01 -->`` (absolute) or ``~ 5%`` (relative to the
     computed value). With the CPU kernels pinned (:func:`seqlearn.device.kernels_pinned`) every
     quote must match digit for digit; on the machine's own kernels a quote with a ``tolerance``
-    may differ by that much.
+    may differ by that much. A bound is quoted through ``min``/``max``: ``a median of
+    0.6<!--q: min(0.6, median) | .1f --> or more`` shows 0.6 exactly when the claim holds.
     """
 
     cell_id: str

@@ -55,13 +55,32 @@ def test_cuda_device_is_default_and_usable(monkeypatch):
     assert x.sum().item() == 6.0
 
 
-@pytest.mark.parametrize(("value", "pinned"), [(None, True), ("1", True), ("", True), ("0", False), ("native", False), ("OFF", False)])
-def test_the_pins_are_on_unless_switched_off(value, pinned):
-    from seqlearn.device import CPU_KERNEL_PINS, kernels_pinned, pinned_cpu_env
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        (None, "avx2"),
+        ("1", "avx2"),
+        ("", "avx2"),
+        ("0", "native"),
+        ("native", "native"),
+        ("OFF", "native"),
+        ("baseline", "baseline"),
+    ],
+)
+def test_the_pins_are_avx2_unless_switched(value, path):
+    from seqlearn.device import CPU_KERNEL_BASELINE, CPU_KERNEL_PINS, kernel_path, kernels_pinned, pinned_cpu_env
 
     env = {"PATH": "/bin"} if value is None else {"PATH": "/bin", "SEQLEARN_PIN_KERNELS": value}
-    assert kernels_pinned(env) is pinned
-    assert pinned_cpu_env(env) == ({**CPU_KERNEL_PINS, **env} if pinned else env)
+    assert kernel_path(env) == path and kernels_pinned(env) is (path == "avx2")
+    pins = {"avx2": CPU_KERNEL_PINS, "baseline": CPU_KERNEL_BASELINE, "native": {}}[path]
+    assert pinned_cpu_env(env) == {**pins, **env}
+
+
+def test_the_baseline_pins_set_every_variable_the_avx2_pins_set_to_another_value():
+    from seqlearn.device import CPU_KERNEL_BASELINE, CPU_KERNEL_PINS
+
+    assert CPU_KERNEL_BASELINE.keys() == CPU_KERNEL_PINS.keys()
+    assert all(CPU_KERNEL_BASELINE[k] != CPU_KERNEL_PINS[k] for k in CPU_KERNEL_PINS)
 
 
 def test_a_pin_switch_that_means_nothing_is_refused():
