@@ -7,10 +7,14 @@ with MyST-NB and the Sphinx Book Theme::
         conf.py, book.json    the configuration, and the repository Binder launches from
         index.md              book/index.md, then the tables of contents
         chapters/NN_slug.ipynb            each chapter, executed here (timed, quotes checked)
-        exercises/NN_slug/NN_slug.ipynb   the release notebooks (no solutions), not executed
+        exercises/NN_slug/NN_slug.ipynb   the release notebooks, generated from solutions/, not executed
         bibliography.md       every entry of the chapters' "References" sections, with backlinks
         _static/mathjax/      MathJax 2.7 from jupyter-server-mathjax (no CDN)
     <out>/html/               the site: open html/index.html
+
+The exercise pages show the release that ``seqlearn exercises`` generates from ``solutions/``, made
+afresh in a temporary directory for each build: the ``exercises/`` of the working tree, where an
+instructor or a student may have saved answers and outputs, never reaches the site.
 
 Nothing is downloaded: the toolchain comes from the ``book`` extra, MathJax from the ``course`` extra.
 """
@@ -22,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +48,8 @@ DEFAULT_REPOSITORY = "https://github.com/seqlearn/seqlearn"
 """Where the course is published; a fork or an institution's copy passes its own (``--repository``)."""
 BOOK_MODULES = ("sphinx", "myst_nb", "sphinx_book_theme")
 """What the ``book`` extra brings."""
+SOURCE_DIRECTORY, RELEASE_DIRECTORY = "solutions", "exercises"
+"""Where ``nbgrader_config.py`` puts the source notebooks and the release ``seqlearn exercises`` makes."""
 _REFERENCES_HEADING = re.compile(r"(?m)^##\s+References\s*$")
 _INITIALS = re.compile(r"^(?:[A-Z]\.\s*(?:-?[A-Z]\.\s*)*)+")
 
@@ -139,23 +146,75 @@ def _index_page(root: Path, chapters: list[str], exercises: list[str]) -> str:
     return "\n\n".join([prose, *trees])
 
 
-def _stage_exercises(root: Path, source: Path) -> list[str]:
-    """Copy every release notebook ``exercises/NN_slug/NN_slug.ipynb``; refuse one holding solutions."""
-    names = []
-    for notebook in sorted((root / "exercises").glob("*/*.ipynb")):
-        if notebook.stem != notebook.parent.name:
-            continue
-        if holds_solutions(notebook):
-            raise SolutionLeak(f"{notebook} holds solutions or hidden tests: regenerate it with `seqlearn exercises`")
-        target = source / "exercises" / notebook.parent.name
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(notebook, target / notebook.name)
-        names.append(notebook.stem)
-    return names
-
-
 class BookError(RuntimeError):
-    """Sphinx could not render the staged book (its warnings, which count as errors, are the message)."""
+    """The book could not be built: Sphinx failed (its warnings count as errors), or the release could
+    not be generated. The message names the cause: the lines of the tool's output that report it."""
+
+
+_PROBLEM_LINE = re.compile(r"ERROR|WARNING|CRITICAL|SEVERE|Exception|Traceback|traceback|^\s*[\w.]*(Error|Exit)\b")
+_PROBLEM_LINES, _PROBLEM_WIDTH = 12, 300
+"""At most this many lines of a tool's output, each cut to this many characters, go into a message."""
+
+
+def _tail(output: str) -> str:
+    """The lines of a tool's ``output`` that say what went wrong, bounded in number and length.
+
+    Those naming a warning, an error or an exception are kept (the last :data:`_PROBLEM_LINES` of
+    them); where none does, the last lines of the output are.
+    """
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    problems = [line for line in lines if _PROBLEM_LINE.search(line)] or lines
+    kept = problems[-_PROBLEM_LINES:]
+    cut = [line if len(line) <= _PROBLEM_WIDTH else line[: _PROBLEM_WIDTH - 3] + "..." for line in kept]
+    if len(problems) > len(kept):
+        cut.insert(0, f"({len(problems) - len(kept)} earlier lines left out)")
+    return "\n".join(cut) or "(no output)"
+
+
+def _generate_release(root: Path, workdir: Path) -> Path:
+    """The release of every assignment, as ``seqlearn exercises`` generates it, written under ``workdir``.
+
+    The command runs on a course made in ``workdir`` of ``root``'s ``nbgrader_config.py`` and
+    ``solutions/`` (and the ``pyproject.toml`` and ``chapters/`` that mark a course directory), so
+    ``root`` is left as it is. It runs in a process of its own, as the grader's tools do.
+    """
+    config, sources = root / "nbgrader_config.py", root / SOURCE_DIRECTORY
+    if not config.is_file() or not sources.is_dir():
+        raise FileNotFoundError(
+            f"the exercise pages are generated from {SOURCE_DIRECTORY}/ with nbgrader_config.py: {root} lacks "
+            + " and ".join(str(p.name) for p in (config, sources) if not p.exists())
+        )
+    course = workdir / "course"
+    shutil.copytree(sources, course / SOURCE_DIRECTORY, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy2(config, course / config.name)
+    (course / "pyproject.toml").touch()
+    (course / "chapters").mkdir()
+    command = [sys.executable, "-m", "seqlearn.cli", "exercises", "--root", str(course)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BookError(f"`seqlearn exercises` failed (exit {done.returncode}): {_tail(done.stderr or done.stdout)}")
+    return course / RELEASE_DIRECTORY
+
+
+def _stage_exercises(root: Path, source: Path) -> list[str]:
+    """Stage the release notebook ``NN_slug/NN_slug.ipynb`` of every assignment, generated afresh from
+    ``solutions/`` in a temporary directory; refuse one holding solutions."""
+    names = []
+    with tempfile.TemporaryDirectory(prefix="seqlearn-book-release-") as tmp:
+        release = _generate_release(root, Path(tmp))
+        for notebook in sorted(release.glob("*/*.ipynb")):
+            if notebook.stem != notebook.parent.name:
+                continue
+            if holds_solutions(notebook):
+                raise SolutionLeak(
+                    f"the release of {notebook.stem} holds solutions or hidden tests: check the nbgrader "
+                    f"metadata and delimiters of {SOURCE_DIRECTORY}/{notebook.parent.name}/{notebook.name}"
+                )
+            target = source / RELEASE_DIRECTORY / notebook.parent.name
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(notebook, target / notebook.name)
+            names.append(notebook.stem)
+    return names
 
 
 def _without_widget_state(notebook: Path) -> None:
@@ -175,7 +234,8 @@ def _sphinx(source: Path, html: Path, *, partial: bool) -> None:
         command += ["-D", "suppress_warnings=myst.xref_missing"]
     done = subprocess.run([*command, str(source), str(html)], capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise BookError(f"sphinx-build failed ({done.returncode}):\n{done.stderr.strip() or done.stdout.strip()}")
+        output = done.stderr + "\n" + done.stdout
+        raise BookError(f"sphinx-build failed (exit {done.returncode}):\n{_tail(output)}")
 
 
 def build_book(
@@ -215,10 +275,13 @@ def build_book(
     ------
     seqlearn.notebooks.NotebookError
         If a chapter fails to run (nothing is rendered).
+    FileNotFoundError
+        If the course has no ``solutions/`` or ``nbgrader_config.py`` (the exercise pages come from them).
     seqlearn.release.SolutionLeak
-        If a release notebook holds solutions.
+        If the release generated from ``solutions/`` holds solutions.
     BookError
-        If Sphinx fails (a warning counts as a failure).
+        If the release cannot be generated, or Sphinx fails (a warning counts as a failure); the
+        message quotes the lines of their output that say why.
     """
     if not re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", repository):
         raise ValueError(f"repository must be https://github.com/<owner>/<name>, got {repository!r}")
@@ -229,8 +292,8 @@ def build_book(
     (source / "_static").mkdir(parents=True)
     (source / "chapters").mkdir()
     chapters = chapter_paths(root, names)
-    exercises = _stage_exercises(root, source)
     done = _executed_runs(runs)
+    exercises = _stage_exercises(root, source)
     reports = []
     for chapter in chapters:
         if chapter.stem in done:

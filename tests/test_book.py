@@ -1,7 +1,7 @@
 """The website `seqlearn book` builds: pages, figures, maths, links, exercises without solutions.
 
-These tests build a two-chapter course made here (a minute); the real book is built and checked in
-``test_chapters.py``, from the chapters as executed once per test run.
+These tests build a two-chapter course with one assignment made here (two minutes); the real book
+is built and checked in ``test_chapters.py``, from the chapters as executed once per test run.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from book_pages import assert_offline, check_in_browser, image_outputs, parse, r
 from browser_support import artifacts_dir, require_browser
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+import seqlearn.book as book_module
 from seqlearn.book import BookError, build_book, chapter_title, gather_references
 from seqlearn.notebooks import chapter_paths, course_root, execute_notebook
 from seqlearn.release import SolutionLeak
@@ -57,25 +58,54 @@ def tiny_chapter(n: int, other: str) -> nbformat.NotebookNode:
     )
 
 
-RELEASE = new_notebook(
+def _nbgrader(**fields) -> dict:
+    return {"nbgrader": {"schema_version": 3, "locked": False, "solution": False, "grade": False, **fields}}
+
+
+SOURCE = new_notebook(
     cells=[
         new_markdown_cell("# Exercises 1"),
-        new_code_cell("def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"),
+        new_code_cell(
+            "def f(x):\n    ### BEGIN SOLUTION\n    return x * x  # the instructor's answer\n    ### END SOLUTION",
+            metadata=_nbgrader(solution=True, grade_id="f"),
+        ),
+        new_code_cell(
+            "assert f(2) == 4\n### BEGIN HIDDEN TESTS\nassert f(3) == 9  # a hidden check\n### END HIDDEN TESTS",
+            metadata=_nbgrader(grade=True, locked=True, points=1, grade_id="test_f"),
+        ),
     ],
-    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}, "language_info": {"name": "python"}},
+    metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+    },
 )
+"""The source of the tiny course's one assignment (``solutions/01_one``)."""
+
+
+def saved_work(source: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """What a working tree's ``exercises/`` may hold after someone worked in it: the exercise with an
+    answer typed in, run and saved with its output, and the hidden check copied in by hand."""
+    notebook = nbformat.from_dict(source)
+    answer, test = notebook.cells[1], notebook.cells[2]
+    answer.source = "def f(x):\n    return x ** 2  # a saved answer"
+    answer.outputs = [nbformat.v4.new_output("stream", text="a saved output\n")]
+    test.source = test.source.replace("### BEGIN HIDDEN TESTS\n", "").replace("### END HIDDEN TESTS", "")
+    return notebook
 
 
 @pytest.fixture(scope="module")
 def tiny_course(tmp_path_factory) -> Path:
+    """Two chapters and one assignment, whose ``exercises/`` holds saved work instead of the release."""
     root = tmp_path_factory.mktemp("course")
     (root / "pyproject.toml").write_text("")
     shutil.copytree(ROOT / "book", root / "book")
+    shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     (root / "chapters").mkdir()
     nbformat.write(tiny_chapter(1, "02_two.ipynb"), root / "chapters/01_one.ipynb")
     nbformat.write(tiny_chapter(2, "01_one.ipynb"), root / "chapters/02_two.ipynb")
-    (root / "exercises/01_one").mkdir(parents=True)
-    nbformat.write(RELEASE, root / "exercises/01_one/01_one.ipynb")
+    for folder, notebook in (("solutions", SOURCE), ("exercises", saved_work(SOURCE))):
+        (root / folder / "01_one").mkdir(parents=True)
+        nbformat.write(notebook, root / folder / "01_one/01_one.ipynb")
     return root
 
 
@@ -160,6 +190,18 @@ def test_tiny_book_links_chapters_exercises_and_bibliography(tiny_book):
 
 
 @pytest.mark.integration
+def test_the_exercise_page_is_the_fresh_release_not_the_saved_work(tiny_book, tiny_course):
+    """The course's ``exercises/`` holds an answer, its output and the hidden check (:func:`saved_work`):
+    the page shows what nbgrader releases from ``solutions/`` instead, and the working tree is left alone."""
+    path = tiny_book.index.parent / "exercises/01_one/01_one.html"
+    text = path.read_text("utf-8")
+    for saved in ("a saved answer", "a saved output", "a hidden check", "the instructor's answer"):
+        assert saved not in text
+    assert {"assert f(2) == 4", "raise NotImplementedError()"} <= parse(path).code_lines()
+    assert nbformat.read(tiny_course / "exercises/01_one/01_one.ipynb", as_version=4) == saved_work(SOURCE)
+
+
+@pytest.mark.integration
 @pytest.mark.browser
 def test_tiny_book_maths_and_figures_render_in_chromium(tiny_book):
     """Screenshots: build/test-artifacts/tiny-book/."""
@@ -168,23 +210,59 @@ def test_tiny_book_maths_and_figures_render_in_chromium(tiny_book):
     assert seen["chapters/01_one.html"] == {"maths": 2, "errors": 0, "images": [True, True]}
 
 
-def test_a_release_holding_a_solution_is_refused(tiny_course, tmp_path):
+@pytest.mark.integration
+def test_a_source_that_nbgrader_refuses_fails_the_build_saying_why(tiny_course, tmp_path):
     root = tmp_path / "course"
     shutil.copytree(tiny_course, root)
-    leaked = nbformat.read(root / "exercises/01_one/01_one.ipynb", as_version=4)
-    leaked.cells[1].source = "### BEGIN SOLUTION\ndef f(x):\n    return x\n### END SOLUTION"
-    nbformat.write(leaked, root / "exercises/01_one/01_one.ipynb")
+    broken = nbformat.read(root / "solutions/01_one/01_one.ipynb", as_version=4)
+    broken.cells[0].source += "\n\n### BEGIN HIDDEN TESTS\nnot a test cell\n### END HIDDEN TESTS"
+    nbformat.write(broken, root / "solutions/01_one/01_one.ipynb")
+    with pytest.raises(BookError, match=r"seqlearn exercises(?s:.*)Hidden test region detected in a non-grade cell"):
+        build_book(tmp_path / "book", root=root, repository=REPOSITORY)
+
+
+def test_a_release_holding_a_solution_is_refused(tiny_course, tmp_path, monkeypatch):
+    """Should a release still hold solution code, the book refuses it (nbgrader's own checks come first)."""
+    release = tmp_path / "release"
+    (release / "01_one").mkdir(parents=True)
+    nbformat.write(SOURCE, release / "01_one/01_one.ipynb")
+    monkeypatch.setattr(book_module, "_generate_release", lambda root, workdir: release)
     with pytest.raises(SolutionLeak, match="01_one"):
+        build_book(tmp_path / "book", root=tiny_course, repository=REPOSITORY)
+
+
+def test_a_course_without_its_solutions_has_no_exercise_pages_to_build(tiny_course, tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(tiny_course, root, ignore=shutil.ignore_patterns("solutions"))
+    with pytest.raises(FileNotFoundError, match=r"generated from solutions/.* lacks solutions"):
         build_book(tmp_path / "book", root=root, repository=REPOSITORY)
 
 
 @pytest.mark.integration
-def test_a_broken_cross_reference_fails_the_build(tiny_course, tmp_path):
+def test_a_failed_sphinx_build_names_each_cause(tiny_course, tmp_path):
+    """A broken cross-reference and a heading jump Sphinx refuses (H1 to H3): the message quotes both warnings."""
     root = tmp_path / "course"
     shutil.copytree(tiny_course, root)
-    nbformat.write(tiny_chapter(2, "03_missing.ipynb"), root / "chapters/02_two.ipynb")
-    with pytest.raises(BookError, match="03_missing"):
+    chapter = tiny_chapter(2, "03_missing.ipynb")
+    chapter.cells.insert(1, new_markdown_cell("### A jump from the title"))
+    nbformat.write(chapter, root / "chapters/02_two.ipynb")
+    with pytest.raises(BookError) as failed:
         build_book(tmp_path / "book", root=root, repository=REPOSITORY)
+    message = str(failed.value)
+    assert message.startswith("sphinx-build failed (exit 1):\n"), message
+    assert re.search(r"02_two.ipynb.*WARNING.*03_missing", message), message
+    assert re.search(r"02_two.ipynb.*WARNING.*H1 to H3", message), message
+
+
+def test_a_tool_s_output_is_cut_to_the_lines_that_name_the_problem():
+    noise = [f"reading sources... [{i}%]" for i in range(100)]
+    warnings = [f"/src/page{i}.md:3: WARNING: problem {i} " + "x" * 1000 for i in range(20)]
+    traceback = ["Traceback (most recent call last):", '  File "a.py", line 1, in <module>', "KeyError: 'chapters'"]
+    lines = book_module._tail("\n".join([*noise, *warnings, *traceback])).splitlines()
+    assert lines[0] == "(10 earlier lines left out)"
+    assert lines[-1] == "KeyError: 'chapters'" and "problem 19" in lines[-3]
+    assert len(lines) == 13 and max(map(len, lines)) <= 300
+    assert book_module._tail("only this\n\nand this\n") == "only this\nand this"
 
 
 @pytest.mark.parametrize("url", ["http://github.com/a/b", "https://gitlab.com/a/b", "github.com/a/b", ""])
