@@ -60,17 +60,23 @@ def test_compare_mappings():
     assert compare(expected, {("a", "b"): 2, ("b", "c"): 1, ("x", "y"): 0}) is None
     missing = compare(expected, {("a", "b"): 2})
     assert missing.describe() == "the result lacks 1 key(s) it should have, e.g. ('b', 'c')"
-    assert missing.describe(hidden=True) == "the result lacks 1 key(s) it should have (keys withheld)"
+    assert missing.describe(hidden=True) == "the result lacks key(s) it should have (keys withheld)"
     extra = compare(expected, {**expected, ("z",): 4})
     assert extra.describe() == "the result has 1 key(s) it should not have, e.g. ('z',)"
     wrong = compare(expected, {("a", "b"): 2, ("b", "c"): 1.5})
     assert wrong.describe() == "the result[('b', 'c')] has the wrong value: expected 1, got 1.5"
-    assert wrong.describe(hidden=True) == "the result[<a key>] has the wrong value: expected 1, got 1.5"
+    assert (
+        wrong.describe(hidden=True)
+        == "the result[<a key>] has the wrong value (the values are withheld in hidden cases)"
+    )
     assert (
         compare(expected, [("a", "b")]).describe()
         == "the result has the wrong type: expected a mapping (Counter or dict), got a list of length 1"
     )
     assert compare({"a": 1}, {"a": 0}) is not None, "zeros only vanish for Counters"
+    assert compare(expected, [1]).describe(hidden=True) == (
+        "the result has the wrong type: expected a mapping (Counter or dict), got a list"
+    )
 
 
 def test_compare_sequences():
@@ -80,6 +86,12 @@ def test_compare_sequences():
     nested = compare([{"k": (1, 2)}], [{"k": (1, 3)}])
     assert nested.where() == "the result[0]['k'][1]" and nested.where(hidden=True) == "the result[0][<a key>][1]"
     assert compare((1.0, 2.0), np.array([1.0, 2.0])).problem == "type"
+    assert compare((1.0, 2.0), (1.0,)).describe(hidden=True) == (
+        "the result has the wrong length: it is shorter than expected"
+    )
+    assert compare([(1.0, 2.0)], [(1.0, 4.0)]).describe(hidden=True) == (
+        "the result[0][1] has the wrong value (the values are withheld in hidden cases)"
+    )
 
 
 def test_compare_numpy_arrays():
@@ -99,6 +111,17 @@ def test_compare_numpy_arrays():
     )
     assert compare(np.array([1, 2]), np.array([1, 2], dtype=np.uint8)) is None
     assert compare(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])) is None
+    hidden = {
+        "the result has the wrong type: expected a numpy array, got a list": expected.tolist(),
+        "the result has the wrong shape: axis 0 is longer than expected": expected.T,
+        "the result has the wrong shape: expected 2 dimension(s), got 1": expected.ravel(),
+        "the result has the wrong dtype: expected float64 (or another of kind 'f'), got int64": expected.astype(int),
+        "the result has the wrong dtype: expected float64 (or another of kind 'f'), got a dtype of kind 'U'": (
+            expected.astype(str)
+        ),
+        "the result[1, 2] has the wrong value (the values are withheld in hidden cases)": got,
+    }
+    assert [compare(expected, g).describe(hidden=True) for g in hidden.values()] == list(hidden)
 
 
 def test_compare_torch_tensors():
@@ -232,6 +255,101 @@ def test_returning_the_callers_array_fails_where_new_arrays_are_asked_for():
         check.check(same)
     check.check(lambda x, factor: x * factor)
     _scale_check(fixed_cases=(Case({"x": np.ones(2), "factor": 1}),), n_visible=0).check(same)
+
+
+# ----------------------------------------------------------------------------- what a hidden failure shows
+
+
+def _word(rng) -> Case:
+    return Case({"word": "".join(rng.choice(list("qxzjkvw"), size=12))})
+
+
+def _floats(rng) -> Case:
+    return Case({"x": rng.normal(size=int(rng.integers(5, 9)))})
+
+
+def _raise_named(word):
+    raise type(word, (Exception,), {})()
+
+
+def _total(x) -> float:
+    return float(np.sum(x))
+
+
+LEAKS = [
+    # (reference, case, answer, what the hidden message says, the strings of the case it must not show)
+    pytest.param(
+        str.upper, _word, lambda word: word, "has the wrong value", lambda x: [x["word"], x["word"].upper()], id="input"
+    ),
+    pytest.param(
+        _total,
+        _floats,
+        lambda x: _total(x) + 1,
+        "has the wrong value",
+        lambda x: [repr(_total(x["x"])), repr(_total(x["x"]) + 1)],
+        id="computed",
+    ),
+    pytest.param(
+        _total,
+        _floats,
+        lambda x: x,
+        "wrong type: expected a number, got a numpy array (use .item() to get the number)",
+        lambda x: [str(x["x"].shape), "float64"],
+        id="array-for-number",
+    ),
+    pytest.param(
+        lambda x: x * 2,
+        _floats,
+        lambda x: np.append(x, 0.0) * 2,
+        "wrong shape: axis 0 is longer than expected",
+        lambda x: [str(x["x"].shape), str((len(x["x"]) + 1,))],
+        id="shape",
+    ),
+    pytest.param(
+        list,
+        _floats,
+        lambda x: [*x, 0.0],
+        "wrong length: it is longer than expected",
+        lambda x: [f"expected {len(x['x'])}", f"got {len(x['x']) + 1}"],
+        id="length",
+    ),
+    pytest.param(
+        str.upper,
+        _word,
+        lambda word: type(word, (), {})(),
+        "wrong type: expected a str, got an object of a type of its own",
+        lambda x: [x["word"]],
+        id="class-named-after-it",
+    ),
+    pytest.param(
+        str.upper,
+        _word,
+        _raise_named,
+        "raised an exception of a class of its own (line",
+        lambda x: [x["word"]],
+        id="exception-named-after-it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("reference", "draw", "answer", "says", "shown"), LEAKS)
+def test_hidden_failures_show_nothing_of_the_result_or_the_input(reference, draw, answer, says, shown):
+    """An answer that returned its input, or a value computed from it, carried the hidden input into the
+    message as the value it got (or as the shape, length, or name of a class, it returned)."""
+    drawn: list[Case] = []
+
+    def random_case(rng):
+        drawn.append(draw(rng))
+        return drawn[-1]
+
+    check = FunctionCheck(name="f", reference=reference, random_case=random_case, n_visible=1, n_hidden=3, hint="H")
+    visible = _failure(check.check, answer)
+    assert "f failed visible case 1 of 1." in visible and all(s in visible for s in shown(drawn[0].inputs)), visible
+    drawn.clear()
+    hidden = _failure(check.check, answer, hidden=True)
+    assert "f failed hidden case 1 of 3." in hidden and "input: withheld" in hidden and "hint: H" in hidden
+    assert says in hidden, hidden
+    assert not [s for s in shown(drawn[0].inputs) if s in hidden], hidden
 
 
 # ----------------------------------------------------------------------------- visible cases cover every branch

@@ -527,25 +527,34 @@ class _Answering:
         pass
 
 
+_UNCHANGED = ["list", [["list", []], ["dict", []]]]  # what the call left of its arguments: nothing changed
+
+
 @pytest.mark.parametrize(
-    "answer",
+    ("exercise", "answer", "marker"),
     [
-        {"ok": True, "result": ["opaque", "LEAKthecatsat"], "after": ["list", [["list", []], ["dict", []]]]},
-        {"ok": False, "error": {"type": "ValueError", "message": "", "line": 3, "function": "LEAKthecatsat"}},
+        ("count_ngrams", {"ok": True, "result": ["opaque", "LEAKthecatsat"], "after": _UNCHANGED}, "LEAK"),
+        (
+            "count_ngrams",
+            {"ok": False, "error": {"type": "ValueError", "message": "", "line": 3, "function": "LEAKthecatsat"}},
+            "LEAK",
+        ),
+        ("add_k_prob", {"ok": True, "result": ["float", "0.0123456789"], "after": _UNCHANGED}, "123456789"),
     ],
 )
-def test_hidden_cases_name_no_type_or_function_the_student_made(answer):
-    """A class, or a raising function, named after the hidden input carried it into the feedback."""
+def test_hidden_cases_show_nothing_the_students_code_made(exercise, answer, marker):
+    """A class, or a raising function, named after the hidden input carried it into the feedback, and so did
+    the value a function returned (its input, or a value computed from it)."""
     from seqlearn.grading import ASSIGNMENTS
 
     checks = ASSIGNMENTS[ASSIGNMENT].CHECKS
     session = _Session()
     session.worker = _Answering(answer)
-    visible = TestCell("t", 3.0, (("count_ngrams", "f", False),), "check_count_ngrams(f)")
-    hidden = TestCell("t", 3.0, (("count_ngrams", "f", True),), "check_count_ngrams(f, hidden=True)")
-    assert "LEAK" in sealed_session._run_test(session, visible, checks).output  # visible inputs may be named
+    visible = TestCell("t", 3.0, ((exercise, "f", False),), f"check_{exercise}(f)")
+    hidden = TestCell("t", 3.0, ((exercise, "f", True),), f"check_{exercise}(f, hidden=True)")
+    assert marker in sealed_session._run_test(session, visible, checks).output  # visible inputs may be named
     part = sealed_session._run_test(session, hidden, checks)
-    assert part.failed and "hidden case" in part.output and "LEAK" not in part.output, part.output
+    assert part.failed and "hidden case" in part.output and marker not in part.output, part.output
 
 
 def _answer(function: str, prelude: str) -> str:

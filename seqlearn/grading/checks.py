@@ -43,8 +43,12 @@ A failure raises :class:`CheckFailure` (an ``AssertionError`` subclass, so test 
 treat it as a failed test) whose message names the function, the case, what differed
 (wrong type, shape, dtype, length, missing or extra keys, or a value, with expected and
 got), and a hint. For a visible case it also prints the input. For a hidden case it prints
-neither the input, nor mapping keys derived from it, nor the message of an exception the
-student's code raised (it may quote the input), and the student's printed output is
+nothing that the input or the student's code can spell out: not the input, not the expected
+or the returned value (a function that returns its input would print it), not the shapes,
+lengths or key counts that follow from them, not mapping keys, not the name of a class or an
+exception class of the student's own, not the message of an exception the student's code
+raised (it may quote the input); it says what kind of thing differs and where (which item or
+entry), the types and dtypes by name, and the hints; the student's printed output is
 swallowed. A student's exception is reported with its type, message and the line of their
 code that raised it; a call to a graded reference (see :mod:`seqlearn.guard`) fails
 the whole check with the guard's explanation.
@@ -52,6 +56,7 @@ the whole check with the guard's explanation.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import io
@@ -62,9 +67,10 @@ import sysconfig
 import textwrap
 import traceback
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict, defaultdict, deque
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +202,43 @@ def describe_type(x: Any) -> str:
     return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
 
 
+_NAMED_TYPES = frozenset(
+    {type(None), bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset, range}
+    | {Counter, OrderedDict, defaultdict, deque, Fraction}
+)
+"""Types a hidden case may name in a result: no one chose their names after the input."""
+
+
+def _kind(x: Any, own: bool = False) -> str:
+    """The type of ``x`` in words that say nothing of its value, for hidden cases: no shape, length or dtype.
+
+    A result's class is named only if it is a builtin, collections, numpy or torch one (a class of the
+    student's own can be named after the input); ``own``: ``x`` is the reference's, whose class is named.
+    """
+    if _is_tensor(x):
+        return "a torch.Tensor"
+    if isinstance(x, np.ndarray):
+        return "a numpy array"
+    cls = type(x)
+    numpy_scalar = issubclass(cls, np.generic) and getattr(np, cls.__name__, None) is cls
+    if not (own or numpy_scalar or cls in _NAMED_TYPES):
+        return "an object of a type of its own"
+    return f"a {cls.__name__}" if isinstance(x, (list, tuple)) else describe_type(x)
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    """A numeric dtype's name; of another dtype (whose name can hold a length, or field names) only its kind."""
+    return str(dtype) if dtype.kind in "biufc" else f"a dtype of kind {dtype.kind!r}"
+
+
+def _shape_difference(expected: tuple, got: tuple) -> str:
+    """How ``got`` differs from the ``expected`` shape, naming no size (sizes follow the input)."""
+    if len(got) != len(expected):
+        return f"expected {len(expected)} dimension(s), got {len(got)}"
+    axis = next(i for i, (e, g) in enumerate(zip(expected, got)) if e != g)
+    return f"axis {axis} is {'shorter' if got[axis] < expected[axis] else 'longer'} than expected"
+
+
 def _is_tensor(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach") and hasattr(x, "shape")
 
@@ -220,6 +263,10 @@ class Mismatch:
         for mappings. Keys come from the input, so they are withheld for hidden cases.
     keys : tuple
         For missing/extra keys, a few examples (withheld for hidden cases).
+    hidden_detail : str
+        What a hidden case says in place of ``expected`` and ``got``: the grader's own words, which
+        carry neither value nor anything that follows from the input ("expected a number, got a
+        numpy array", "axis 0 is shorter than expected"); empty where nothing can be said.
     """
 
     problem: str
@@ -227,6 +274,7 @@ class Mismatch:
     got: str
     path: tuple = ()
     keys: tuple = field(default=())
+    hidden_detail: str = ""
 
     def where(self, hidden: bool = False) -> str:
         """``result[...]...`` naming the differing part (mapping keys withheld if ``hidden``)."""
@@ -239,13 +287,19 @@ class Mismatch:
         return text
 
     def describe(self, hidden: bool = False) -> str:
-        """One sentence saying what differs, safe to show for hidden cases when ``hidden``."""
+        """One sentence saying what differs; when ``hidden``, safe to show for hidden cases: what kind of
+        thing differs, where, and :attr:`hidden_detail`, never a value or a count."""
         where = self.where(hidden)
         if self.problem in ("missing keys", "extra keys"):
-            examples = " (keys withheld)" if hidden else ", e.g. " + ", ".join(_clip(k) for k in self.keys)
             verb = "lacks" if self.problem == "missing keys" else "has"
             which = "it should have" if self.problem == "missing keys" else "it should not have"
+            if hidden:
+                return f"{where} {verb} key(s) {which} (keys withheld)"
+            examples = ", e.g. " + ", ".join(_clip(k) for k in self.keys)
             return f"{where} {verb} {self.got} key(s) {which}{examples}"
+        if hidden:
+            detail = f": {self.hidden_detail}" if self.hidden_detail else " (the values are withheld in hidden cases)"
+            return f"{where} has the wrong {self.problem}{detail}"
         if self.problem == "value":
             return f"{where} has the wrong value: expected {self.expected}, got {self.got}"
         return f"{where} has the wrong {self.problem}: expected {self.expected}, got {self.got}"
@@ -284,7 +338,8 @@ def _compare(expected, got, path, rtol, atol) -> Mismatch | None:
 
 def _compare_exact(expected, got, path, types, type_name) -> Mismatch | None:
     if not isinstance(got, types):
-        return Mismatch("type", type_name, describe_type(got), path)
+        detail = f"expected {_kind(expected, own=True)}, got {_kind(got)}"
+        return Mismatch("type", type_name, describe_type(got), path, hidden_detail=detail)
     if got != expected:
         return Mismatch("value", _clip(expected), _clip(got), path)
     return None
@@ -292,9 +347,13 @@ def _compare_exact(expected, got, path, types, type_name) -> Mismatch | None:
 
 def _compare_number(expected, got, path, rtol, atol) -> Mismatch | None:
     if _is_tensor(got) or (isinstance(got, np.ndarray)):
-        return Mismatch("type", "a number", describe_type(got) + " (use .item() to get the number)", path)
+        hint = " (use .item() to get the number)"
+        detail = f"expected a number, got {_kind(got)}{hint}"
+        return Mismatch("type", "a number", describe_type(got) + hint, path, hidden_detail=detail)
     if not _is_real(got):
-        return Mismatch("type", "a number", describe_type(got), path)
+        return Mismatch(
+            "type", "a number", describe_type(got), path, hidden_detail=f"expected a number, got {_kind(got)}"
+        )
     if isinstance(expected, numbers.Integral) and isinstance(got, numbers.Integral):
         ok = int(got) == int(expected)
     else:
@@ -303,7 +362,8 @@ def _compare_number(expected, got, path, rtol, atol) -> Mismatch | None:
         except OverflowError:  # an integer beyond every float equals no float
             ok = False
     if not ok and isinstance(got, np.floating) and _lower_precision(np.dtype(np.float64), got.dtype):
-        return Mismatch("dtype", "float64", _LOW_PRECISION.format(got=f"a numpy {got.dtype}", want="float64"), path)
+        low = _LOW_PRECISION.format(got=f"a numpy {got.dtype}", want="float64")
+        return Mismatch("dtype", "float64", low, path, hidden_detail=f"expected float64, got {low}")
     return None if ok else Mismatch("value", _clip(expected), _clip(got), path)
 
 
@@ -322,7 +382,8 @@ def _close(expected: float, got: float, rtol: float, atol: float) -> bool:
 
 def _compare_mapping(expected, got, path, rtol, atol) -> Mismatch | None:
     if not isinstance(got, Mapping):
-        return Mismatch("type", f"a mapping ({type(expected).__name__} or dict)", describe_type(got), path)
+        want = f"a mapping ({type(expected).__name__} or dict)"
+        return Mismatch("type", want, describe_type(got), path, hidden_detail=f"expected {want}, got {_kind(got)}")
     if isinstance(expected, Counter):
         expected = {k: v for k, v in expected.items() if v != 0}
         got = {k: v for k, v in got.items() if not (_is_real(v) and v == 0)}
@@ -338,9 +399,12 @@ def _compare_mapping(expected, got, path, rtol, atol) -> Mismatch | None:
 
 def _compare_sequence(expected, got, path, rtol, atol) -> Mismatch | None:
     if not isinstance(got, (list, tuple)):
-        return Mismatch("type", f"a {type(expected).__name__} of length {len(expected)}", describe_type(got), path)
+        detail = f"expected a {type(expected).__name__}, got {_kind(got)}"
+        want = f"a {type(expected).__name__} of length {len(expected)}"
+        return Mismatch("type", want, describe_type(got), path, hidden_detail=detail)
     if len(got) != len(expected):
-        return Mismatch("length", str(len(expected)), str(len(got)), path)
+        detail = f"it is {'shorter' if len(got) < len(expected) else 'longer'} than expected"
+        return Mismatch("length", str(len(expected)), str(len(got)), path, hidden_detail=detail)
     for i, (e, g) in enumerate(zip(expected, got)):
         mismatch = _compare(e, g, (*path, ("index", i)), rtol, atol)
         if mismatch:
@@ -350,11 +414,14 @@ def _compare_sequence(expected, got, path, rtol, atol) -> Mismatch | None:
 
 def _compare_tensor(expected, got, path, rtol, atol) -> Mismatch | None:
     if not _is_tensor(got):
-        return Mismatch("type", describe_type(expected), describe_type(got), path)
+        detail = f"expected a torch.Tensor, got {_kind(got)}"
+        return Mismatch("type", describe_type(expected), describe_type(got), path, hidden_detail=detail)
     if tuple(got.shape) != tuple(expected.shape):
-        return Mismatch("shape", str(tuple(expected.shape)), str(tuple(got.shape)), path)
+        want, shape = tuple(expected.shape), tuple(got.shape)
+        return Mismatch("shape", str(want), str(shape), path, hidden_detail=_shape_difference(want, shape))
     if got.dtype != expected.dtype:
-        return Mismatch("dtype", str(expected.dtype), str(got.dtype), path)
+        detail = f"expected {expected.dtype}, got {got.dtype}"  # torch's dtypes: a fixed set of names
+        return Mismatch("dtype", str(expected.dtype), str(got.dtype), path, hidden_detail=detail)
     return _compare_values(_tensor_to_numpy(expected), _tensor_to_numpy(got), path, rtol, atol)
 
 
@@ -368,14 +435,19 @@ def _tensor_to_numpy(t) -> np.ndarray:
 def _compare_array(expected, got, path, rtol, atol) -> Mismatch | None:
     if not isinstance(got, np.ndarray):
         hint = " (convert with .detach().cpu().numpy())" if _is_tensor(got) else ""
-        return Mismatch("type", describe_type(expected), describe_type(got) + hint, path)
+        detail = f"expected a numpy array, got {_kind(got)}{hint}"
+        return Mismatch("type", describe_type(expected), describe_type(got) + hint, path, hidden_detail=detail)
     if got.shape != expected.shape:
-        return Mismatch("shape", str(expected.shape), str(got.shape), path)
+        detail = _shape_difference(expected.shape, got.shape)
+        return Mismatch("shape", str(expected.shape), str(got.shape), path, hidden_detail=detail)
     if got.dtype.kind != expected.dtype.kind and not {got.dtype.kind, expected.dtype.kind} <= {"i", "u"}:
-        return Mismatch("dtype", f"{expected.dtype} (or another of kind {expected.dtype.kind!r})", str(got.dtype), path)
+        want = f"{expected.dtype} (or another of kind {expected.dtype.kind!r})"
+        detail = f"expected {want}, got {_dtype_name(got.dtype)}"
+        return Mismatch("dtype", want, str(got.dtype), path, hidden_detail=detail)
     mismatch = _compare_values(expected, got, path, rtol, atol)
     if mismatch is not None and _lower_precision(expected.dtype, got.dtype):
-        return Mismatch("dtype", str(expected.dtype), _LOW_PRECISION.format(got=got.dtype, want=expected.dtype), path)
+        low = _LOW_PRECISION.format(got=got.dtype, want=expected.dtype)
+        return Mismatch("dtype", str(expected.dtype), low, path, hidden_detail=f"expected {expected.dtype}, got {low}")
     return mismatch
 
 
@@ -415,16 +487,20 @@ class _Raised:
     type_name: str
     message: str
     location: str
+    builtin: bool = True  # a builtin exception type (another's name is the student's: it can spell the input)
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> _Raised:
         where = getattr(exc, "seqlearn_location", None)  # set by the sealed grader, which has no traceback
-        return cls(type(exc).__name__, str(exc), where if isinstance(where, str) else _student_location(exc))
+        location = where if isinstance(where, str) else _student_location(exc)
+        builtin = getattr(builtins, type(exc).__name__, None) is type(exc)
+        return cls(type(exc).__name__, str(exc), location, builtin)
 
     def describe(self, hidden: bool) -> str:
         where = f" ({self.location})" if self.location else ""
         if hidden:
-            return f"raised {self.type_name}{where}; its message is withheld because it may quote the hidden input"
+            name = self.type_name if self.builtin else "an exception of a class of its own"
+            return f"raised {name}{where}; its message is withheld because it may quote the hidden input"
         return f"raised {self.type_name}: {self.message}{where}"
 
 
@@ -569,7 +645,7 @@ class FunctionCheck:
         if expected_error is not None:
             reason = "" if hidden else f" ({expected_error})"
             should = f"it should raise {type(expected_error).__name__} here{reason}"
-            return f"{should}, but it returned {describe_type(got)}", None
+            return f"{should}, but it returned {_kind(got) if hidden else describe_type(got)}", None
         mismatch = compare(expected, got, rtol=self.rtol, atol=self.atol)
         if mismatch is None:
             return None
