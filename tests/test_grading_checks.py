@@ -370,7 +370,7 @@ def test_visible_cases_take_every_branch_the_hidden_ones_take(name):
     assert hidden <= visible, f"{name}: hidden cases take {sorted(map(str, hidden - visible))}, visible never"
 
 
-def test_the_branches_the_issue_found_are_covered():
+def test_the_branches_a_review_found_are_covered():
     checks = _all_checks()
     assert 4 in {checks["context_windows"].branch(c) for c in checks["context_windows"].cases()}
     assert "tanh" in {checks["elman_forward"].branch(c) for c in checks["elman_forward"].cases()}

@@ -218,7 +218,7 @@ def _bptt_hint(case: Case, expected, got) -> str | None:
     phi = _phi_of(case)
     for key in GRADIENT_KEYS:
         if key in got and got[key].shape != expected[key].shape and got[key].shape == expected[key].shape[::-1]:
-            return f"each gradient has the shape of its parameter: the gradient of {key} is {expected[key].shape}"
+            return f"each gradient has the shape of its parameter: your gradient of {key} is transposed"
     mistakes = (
         (
             {"use_dphi": False},

@@ -105,7 +105,6 @@ def load_assignment(course, assignment: str) -> list[NotebookPlan]:
             )
             for cell in source.cells
             if cell.cell_type == "code" and (meta := _nbgrader(cell)).get("grade") and not meta.get("solution")
-            for source_ in [cell.source]
         )
         plans.append(NotebookPlan(path.name, release, tests))
     if not plans:
