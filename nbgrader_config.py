@@ -15,6 +15,7 @@ import os
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
 
+from seqlearn.grading.feedback import FeedbackExporter
 from seqlearn.grading.nbgrader_tools import HideHiddenTests, MarkPendingGrades, RestoreHiddenTests, WrapLongLines
 
 c = get_config()  # noqa: F821 (provided by the config loader)
@@ -35,6 +36,11 @@ c.ExecutePreprocessor.timeout = 60
 # autograded notebook and shows their code and tracebacks), wraps long lines, and says
 # which written answers are not graded yet (their score reads 0 until they are).
 c.GenerateFeedback.preprocessors = [MarkPendingGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor, WrapLongLines]
+
+# Each feedback page carries MathJax inside itself (its maths render offline, wherever the page is
+# opened): only the page travels through the exchange, so nothing beside it could be referenced,
+# and stock nbgrader loads MathJax from a CDN. See seqlearn/grading/feedback.py.
+c.GenerateFeedback.exporter_class = FeedbackExporter
 
 # Autograde restores the hidden tests of unchanged test cells without reporting each of them as
 # "checksum changed" (stock OverwriteCells does, for every honest submission): a warning now means
