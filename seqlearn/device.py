@@ -27,7 +27,16 @@ import numpy as np
 
 from .validation import integer
 
-__all__ = ["CPU_KERNEL_BASELINE", "CPU_KERNEL_PINS", "default_device", "kernel_path", "kernels_pinned", "pinned_cpu_env", "resolve_device", "seed_everything"]
+__all__ = [
+    "CPU_KERNEL_BASELINE",
+    "CPU_KERNEL_PINS",
+    "default_device",
+    "kernel_path",
+    "kernels_pinned",
+    "pinned_cpu_env",
+    "resolve_device",
+    "seed_everything",
+]
 
 ENV_VAR = "SEQLEARN_DEVICE"
 PIN_VAR = "SEQLEARN_PIN_KERNELS"
@@ -61,7 +70,7 @@ KERNEL_PATHS = {"avx2": CPU_KERNEL_PINS, "baseline": CPU_KERNEL_BASELINE, "nativ
 
 
 def kernel_path(env=None) -> str:
-    """The CPU code paths ``env`` (default ``os.environ``) asks for: ``"avx2"`` (the default), ``"baseline"`` or ``"native"``.
+    """The CPU code paths ``env`` (default ``os.environ``) asks for: ``"avx2"``, ``"baseline"`` or ``"native"``.
 
     ``SEQLEARN_PIN_KERNELS``: unset, 1, yes, on or avx2 -> ``"avx2"``; 0, no, off or native ->
     ``"native"``; baseline -> ``"baseline"``.

@@ -86,5 +86,5 @@ def test_the_baseline_pins_set_every_variable_the_avx2_pins_set_to_another_value
 def test_a_pin_switch_that_means_nothing_is_refused():
     from seqlearn.device import kernels_pinned
 
-    with pytest.raises(ValueError, match="SEQLEARN_PIN_KERNELS must be 1 .* got 'maybe'"):
+    with pytest.raises(ValueError, match=r"SEQLEARN_PIN_KERNELS must be 1 .* got 'maybe'"):
         kernels_pinned({"SEQLEARN_PIN_KERNELS": "maybe"})

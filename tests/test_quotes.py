@@ -110,7 +110,9 @@ def test_a_quote_accepts_its_value_within_its_tolerance_only_off_the_pins(quote,
 def test_off_the_pins_a_quote_may_move_within_its_tolerance(tmp_path, monkeypatch):
     nb = new_notebook(
         cells=[
-            new_markdown_cell("about 0.07<!--q: a | .2f ~ 0.01 -->, about 0.07<!--q: b | .2f ~ 0.01 -->, 3<!--q: c | d -->"),
+            new_markdown_cell(
+                "about 0.07<!--q: a | .2f ~ 0.01 -->, about 0.07<!--q: b | .2f ~ 0.01 -->, 3<!--q: c | d -->"
+            ),
             new_code_cell("a, b, c = 0.076, 0.09, 4"),
         ]
     )
