@@ -15,7 +15,13 @@ import torch
 
 from seqlearn.learnability.effective_rates import envelope, transport
 from seqlearn.learnability.fits import envelope_fits, fit_line, master_law_fit, unit_time_scales
-from seqlearn.learnability.matched import matched_statistic, random_directions, sensitivities
+from seqlearn.learnability.matched import (
+    matched_statistic,
+    matched_statistic_and_terms,
+    matched_terms,
+    random_directions,
+    sensitivities,
+)
 from seqlearn.learnability.models import ARCHITECTURES, run
 from seqlearn.learnability.pipeline import Tier2Config, diagnose, learnability_experiment
 from seqlearn.learnability.task import GatedRegressor, achievable_r2, delayed_regression, r2_score
@@ -138,12 +144,17 @@ def test_sensitivities_equal_central_differences(arch):
     torch.testing.assert_close(v, finite, atol=1e-8, rtol=1e-6)
 
 
-def test_matched_statistic_is_the_sum_over_neurons_by_a_loop():
+def _matched_pieces(B: int, T: int, H: int, n_lags: int) -> tuple[torch.Tensor, ...]:
+    """Random float64 ``mu`` (B, n_lags, T, H), ``delta`` (B, T, H) and ``v`` (B, T + 1, H)."""
     g = torch.Generator().manual_seed(0)
-    B, T, H, lags = 2, 6, 3, [1, 2, 4]
-    mu = torch.randn(B, len(lags), T, H, generator=g, dtype=torch.float64)
+    mu = torch.randn(B, n_lags, T, H, generator=g, dtype=torch.float64)
     delta = torch.randn(B, T, H, generator=g, dtype=torch.float64)
-    v = torch.randn(B, T + 1, H, generator=g, dtype=torch.float64)
+    return mu, delta, torch.randn(B, T + 1, H, generator=g, dtype=torch.float64)
+
+
+def test_matched_statistic_is_the_sum_over_neurons_by_a_loop():
+    B, T, H, lags = 2, 6, 3, [1, 2, 4]
+    mu, delta, v = _matched_pieces(B, T, H, len(lags))
     psi = matched_statistic(mu, delta, v, lags)
     for b in range(B):
         for i, ell in enumerate(lags):
@@ -155,6 +166,25 @@ def test_matched_statistic_is_the_sum_over_neurons_by_a_loop():
                     assert float(psi[b, i, t - 1]) == pytest.approx(float(expected), rel=1e-12, abs=1e-14)
     with pytest.raises(ValueError, match="delta must be"):
         matched_statistic(mu, delta[:, :-1], v, lags)
+
+
+def test_matched_terms_are_the_per_neuron_window_means_by_a_loop():
+    B, T, H, lags = 3, 7, 4, [1, 2, 5]
+    mu, delta, v = _matched_pieces(B, T, H, len(lags))
+    phi = matched_terms(mu, delta, v, lags)
+    assert phi.shape == (B, len(lags), H) and phi.dtype == torch.float64
+    for n in range(B):
+        for i, ell in enumerate(lags):
+            for q in range(H):
+                ends = range(ell + 1, T + 1)
+                window = [float(mu[n, i, t - 1, q] * delta[n, t - 1, q] * v[n, t - ell, q]) for t in ends]
+                assert float(phi[n, i, q]) == pytest.approx(sum(window) / len(window), rel=1e-12, abs=1e-15)
+    psi = matched_statistic(mu, delta, v, lags)
+    torch.testing.assert_close(phi.sum(-1), torch.nanmean(psi, dim=-1), rtol=1e-12, atol=1e-14)  # psi-bar
+    both = matched_statistic_and_terms(mu, delta, v, lags)
+    assert torch.equal(both[1], phi) and torch.equal(both[0].nan_to_num(), psi.nan_to_num())
+    with pytest.raises(ValueError, match="delta must be"):
+        matched_terms(mu, delta, v[:, :-1], lags)
 
 
 # --- fits ---------------------------------------------------------------------------------------------
@@ -218,6 +248,23 @@ def test_diagnostics_do_not_depend_on_the_chunk_size():
     b = diagnose(model, optimizer, diag, lags, K=2, chunk=9, progress=False)
     for name in ("f", "f_gates", "unit_mass", "mean", "alpha", "sigma", "alpha_instantaneous"):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-5, err_msg=name)  # float32 sums
+
+
+def test_unit_terms_sum_to_the_per_sequence_samples():
+    from seqlearn.learnability.stable import ecf_alpha
+
+    model, optimizer, diag = _trained("gru")
+    lags = [1, 2, 3, 5, 8]
+    d = diagnose(model, optimizer, diag, lags, K=3, chunk=32, progress=False)
+    assert d.unit_terms.shape == (70, len(lags), 6) and d.unit_terms.dtype == np.float64
+    samples = d.unit_terms.sum(-1)  # (n_seq, n): psi-bar_n, sum over neurons of the terms
+    np.testing.assert_allclose(samples.mean(0), d.mean, rtol=1e-12, atol=1e-12 * np.abs(d.unit_terms).max())
+    for i in range(len(lags)):  # the ECF fit of the same samples: alpha and sigma of the per-sequence statistic
+        fit = ecf_alpha(samples[:, i])
+        assert (fit.alpha, fit.sigma) == (pytest.approx(d.alpha[i], rel=1e-9), pytest.approx(d.sigma[i], rel=1e-9))
+    test = d.master_law_test(n_null=3)
+    assert test.eps == d.eps and test.null_slopes.shape == (3,) and test.oriented.mean.shape == (len(lags),)
+    np.testing.assert_allclose(test.naive.mean, d.mean, rtol=1e-12, atol=1e-12 * np.abs(d.unit_terms).max())
 
 
 def test_sgd_envelope_is_the_transport_envelope_and_the_const_gate_part_is_exact():

@@ -10,7 +10,9 @@ the master law); :mod:`~seqlearn.learnability.effective_rates` the five architec
 SharedGate, DiagGate, and Chapter 4's GRU and LSTM cells) with their gate intermediates;
 :mod:`~seqlearn.learnability.task` the delayed multi-lag regression and a network that fits it;
 :mod:`~seqlearn.learnability.matched` the matched statistic (forward sensitivities by
-:func:`torch.func.jvp`); :mod:`~seqlearn.learnability.fits` the envelope, time-scale and
+:func:`torch.func.jvp`) and its per-neuron terms; :mod:`~seqlearn.learnability.masterlaw` a master-law
+test that the envelope cannot cancel from (cross-fitted orientation, a sign-flip null);
+:mod:`~seqlearn.learnability.fits` the envelope, time-scale and
 master-law fits; :mod:`~seqlearn.learnability.pipeline` the diagnostics of a trained network in
 the paper's order and the whole trained-network experiment. Everything
 loads on first use: importing ``seqlearn.learnability`` loads neither scipy nor torch.
@@ -53,7 +55,22 @@ _LAZY = {
         "r2_score",
         "train_regressor",
     ],
-    "matched": ["random_directions", "sensitivities", "matched_statistic"],
+    "matched": [
+        "random_directions",
+        "sensitivities",
+        "matched_statistic",
+        "matched_terms",
+        "matched_statistic_and_terms",
+    ],
+    "masterlaw": [
+        "fold_labels",
+        "cross_fitted_orientation",
+        "oriented_statistic",
+        "sign_flip_null",
+        "LagStatistic",
+        "MasterLawTest",
+        "master_law_test",
+    ],
     "fits": ["LineFit", "fit_line", "envelope_fits", "unit_time_scales", "master_law_fit"],
     "pipeline": ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"],
     "effective_rates": [

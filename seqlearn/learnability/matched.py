@@ -15,7 +15,8 @@ with :math:`\mu = \Lambda\Gamma` (:mod:`~seqlearn.learnability.effective_rates`)
 means* :math:`\bar\psi_n(\ell) = \mathrm{mean}_t\, \psi_{n,t}(\ell)`, further averaged over
 :math:`K` random unit directions :math:`w_k` (the paper's final runs). The second are the
 :math:`N` independent samples of the learnability window; averaging over steps pulls their
-tails towards the Gaussian.
+tails towards the Gaussian. :func:`matched_terms` keeps the per-sequence means apart per neuron,
+:math:`\varphi_{n,q}(\ell)` with :math:`\sum_q \varphi_{n,q}(\ell) = \bar\psi_n(\ell)`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from torch.func import functional_call, jvp
 from ..seeding import torch_generator
 from ..validation import integer
 
-__all__ = ["random_directions", "sensitivities", "matched_statistic"]
+__all__ = ["random_directions", "sensitivities", "matched_statistic", "matched_terms", "matched_statistic_and_terms"]
 
 
 def random_directions(model: torch.nn.Module, K: int, seed: int = 0) -> list[dict[str, torch.Tensor]]:
@@ -66,6 +67,24 @@ def sensitivities(model: torch.nn.Module, x: torch.Tensor, direction: dict) -> t
     return jvp(states, (params,), (tangents,))[1]
 
 
+def _lagged_products(mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, lags) -> torch.Tensor:
+    r"""Each neuron's :math:`\mu^{(q)}_{n,t,\ell}\, \delta^{(q)}_{n,t}\, v^{(q)}_{n,t-\ell}`: ``(B, n_lags, T, H)``
+    float64, NaN where :math:`t - \ell < 1`."""
+    B, _, T, H = mu.shape
+    if delta.shape != (B, T, H) or v.shape != (B, T + 1, H):
+        raise ValueError(
+            f"delta must be (B, T, H) = {(B, T, H)} and v (B, T + 1, H) = {(B, T + 1, H)}, "
+            f"got {tuple(delta.shape)} and {tuple(v.shape)}"
+        )
+    lag = torch.as_tensor(lags, device=mu.device).reshape(-1)  # (n,)
+    t = torch.arange(1, T + 1, device=mu.device)  # window ends
+    start = (t[None, :] - lag[:, None]).clamp_min(0)  # t - l, (n, T)
+    v_start = v.to(torch.float64)[:, start]  # (B, n, T, H)
+    products = mu * delta.to(torch.float64)[:, None] * v_start  # (B, n, T, H)
+    valid = (t[None, :] - lag[:, None] >= 1)[None, :, :, None]  # (1, n, T, 1)
+    return torch.where(valid, products, torch.full_like(products, math.nan))
+
+
 def matched_statistic(mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, lags) -> torch.Tensor:
     r""":math:`\psi_{n,t}(\ell) = \sum_q \mu^{(q)}_{n,t,\ell}\, \delta^{(q)}_{n,t}\, v^{(q)}_{n,t-\ell}`.
 
@@ -82,16 +101,29 @@ def matched_statistic(mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, la
     ``(B, n_lags, T)`` float64: ``[:, i, t - 1]`` = :math:`\psi_t(\ell_i)`; NaN where
     :math:`t - \ell_i < 1` (no sensitivity at :math:`h_0`).
     """
-    B, _, T, H = mu.shape
-    if delta.shape != (B, T, H) or v.shape != (B, T + 1, H):
-        raise ValueError(
-            f"delta must be (B, T, H) = {(B, T, H)} and v (B, T + 1, H) = {(B, T + 1, H)}, "
-            f"got {tuple(delta.shape)} and {tuple(v.shape)}"
-        )
-    lag = torch.as_tensor(lags, device=mu.device).reshape(-1)  # (n,)
-    t = torch.arange(1, T + 1, device=mu.device)  # window ends
-    start = (t[None, :] - lag[:, None]).clamp_min(0)  # t - l, (n, T)
-    v_start = v.to(torch.float64)[:, start]  # (B, n, T, H)
-    psi = (mu * delta.to(torch.float64)[:, None] * v_start).sum(dim=-1)  # (B, n, T)
-    valid = (t[None, :] - lag[:, None] >= 1)[None]  # (1, n, T)
-    return torch.where(valid, psi, torch.full_like(psi, math.nan))
+    return _lagged_products(mu, delta, v, lags).sum(dim=-1)
+
+
+def matched_terms(mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, lags) -> torch.Tensor:
+    r"""The per-neuron terms of the per-sequence mean, :math:`\varphi_{n,q}(\ell) = \mathrm{mean}_t\,
+    \mu^{(q)}_{n,t,\ell}\, \delta^{(q)}_{n,t}\, v^{(q)}_{n,t-\ell}`.
+
+    The summands of :func:`matched_statistic`, averaged over the valid window ends
+    :math:`t = \ell + 1, \dots, T` instead of summed over the neurons: :math:`\sum_q
+    \varphi_{n,q}(\ell) = \bar\psi_n(\ell)` (to rounding). Kept apart, they let each neuron be
+    oriented by the sign of its own mean (:mod:`~seqlearn.learnability.masterlaw`). Arguments as
+    in :func:`matched_statistic`.
+
+    Returns
+    -------
+    ``(B, n_lags, H)`` float64 (NaN for a lag :math:`\ge T`: no valid window).
+    """
+    return torch.nanmean(_lagged_products(mu, delta, v, lags), dim=2)
+
+
+def matched_statistic_and_terms(
+    mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, lags
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`matched_statistic` ``(B, n_lags, T)`` and :func:`matched_terms` ``(B, n_lags, H)`` from one product."""
+    products = _lagged_products(mu, delta, v, lags)
+    return products.sum(dim=-1), torch.nanmean(products, dim=2)

@@ -31,7 +31,8 @@ from ..parallel import map_in_workers
 from ..validation import choice, int_array, integer, real
 from .effective_rates import adaptive_rates, base_rates, transport
 from .fits import LineFit, envelope_fits, master_law_fit, unit_time_scales
-from .matched import matched_statistic, random_directions, sensitivities
+from .masterlaw import MasterLawTest, master_law_test
+from .matched import matched_statistic_and_terms, random_directions, sensitivities
 from .models import ARCHITECTURES
 from .stable import ecf_alpha
 from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score, train_regressor
@@ -56,6 +57,9 @@ class Diagnostics:
     mean, alpha, sigma : ``(n,)`` sample mean and ECF :math:`(\hat\alpha, \hat\sigma)` of the
         per-sequence matched statistic :math:`\bar\psi_n(\ell)` (averaged over :math:`K` directions)
     alpha_instantaneous : ``(n,)`` ECF :math:`\hat\alpha` of the per-step statistic (first direction)
+    unit_terms : ``(n_seq, n, H)`` float64, the per-neuron terms :math:`\varphi_{n,q}(\ell)` of the
+        per-sequence statistic (:func:`~seqlearn.learnability.matched.matched_terms`, averaged over
+        the :math:`K` directions): ``unit_terms.sum(-1)`` are the samples of ``mean``
     N_grid : ``(m,)``;  eps : the SNR threshold
     N_req : ``(n,)`` (``-1``: not reached on the grid);  H_N : ``(m,)`` the window at each grid ``N``
     r2, r2_max : the model's :math:`R^2` on the diagnostic set and the best achievable
@@ -71,6 +75,7 @@ class Diagnostics:
     alpha: np.ndarray
     sigma: np.ndarray
     alpha_instantaneous: np.ndarray
+    unit_terms: np.ndarray
     N_grid: np.ndarray
     eps: float
     N_req: np.ndarray
@@ -93,6 +98,14 @@ class Diagnostics:
         r""":math:`\log N_{req}` on :math:`-\kappa_{\hat\alpha}\log\hat f` (:func:`.fits.master_law_fit`)."""
         return master_law_fit(self.f, self.alpha, self.N_req)
 
+    def master_law_test(
+        self, eps: float | None = None, seed: int = 0, folds=None, kappa: float = 2.0, n_null: int = 20
+    ) -> MasterLawTest:
+        r"""The cross-fitted master-law test of ``unit_terms`` against ``f``
+        (:func:`~seqlearn.learnability.masterlaw.master_law_test`; ``eps`` defaults to this run's)."""
+        eps = self.eps if eps is None else eps
+        return master_law_test(self.unit_terms, self.f, eps, seed, folds, kappa, n_null)
+
 
 def _rates(model: GatedRegressor, optimizer):
     """Adam's (H, H) per-weight rates, or the scalar SGD rate (1 without an optimiser)."""
@@ -103,7 +116,7 @@ def _rates(model: GatedRegressor, optimizer):
 
 
 class _Accumulator:
-    """Running sums over chunks: envelope mass, gate mass, per-unit mass, matched statistics."""
+    """Running sums over chunks: envelope mass, gate mass, per-unit mass, matched statistics and their terms."""
 
     def __init__(self, n_lags: int, H: int):
         self.mass = np.zeros(n_lags)
@@ -111,6 +124,7 @@ class _Accumulator:
         self.unit = np.zeros((n_lags, H))
         self.count = np.zeros(n_lags)
         self.per_sequence: list[np.ndarray] = []  # each (chunk, n_lags)
+        self.terms: list[np.ndarray] = []  # each (chunk, n_lags, H)
         self.instantaneous: list[list[np.ndarray]] = [[] for _ in range(n_lags)]
 
     def add_rates(self, mu: torch.Tensor, gates: torch.Tensor) -> None:
@@ -127,6 +141,10 @@ class _Accumulator:
         for i in range(psi.shape[2]):
             step = psi[0, :, i].reshape(-1)
             self.instantaneous[i].append(step[~torch.isnan(step)].numpy())
+
+    def add_terms(self, terms: torch.Tensor) -> None:
+        """``terms`` ``(K, B, n, H)``: the per-neuron per-sequence terms, averaged over K."""
+        self.terms.append(terms.mean(dim=0).numpy())
 
 
 def _chunk_rates(model: GatedRegressor, x: torch.Tensor, y: torch.Tensor, lags, lam, lr, acc: _Accumulator):
@@ -203,8 +221,11 @@ def diagnose(
     for i in tqdm(range(0, n_seq, chunk), disable=not progress, desc=f"diagnostics {model.architecture}"):
         x, y = task.x[i : i + chunk].to(**to_model), task.y[i : i + chunk].to(**to_model)
         mu, delta = _chunk_rates(model, x, y, lags, lam, lr, acc)
-        psi = torch.stack([matched_statistic(mu, delta, sensitivities(model, x, w).detach(), lags) for w in directions])
-        acc.add_psi(psi.cpu())
+        psi, terms = zip(
+            *(matched_statistic_and_terms(mu, delta, sensitivities(model, x, w).detach(), lags) for w in directions)
+        )
+        acc.add_psi(torch.stack(psi).cpu())
+        acc.add_terms(torch.stack(terms).cpu())
     per_sequence = np.concatenate(acc.per_sequence)  # (n_seq, n)
     instantaneous = [np.concatenate(parts) for parts in acc.instantaneous]
     mean, alpha, sigma, alpha_inst = _lag_statistics(per_sequence, instantaneous, np.random.default_rng(seed))
@@ -221,6 +242,7 @@ def diagnose(
         alpha=alpha,
         sigma=sigma,
         alpha_instantaneous=alpha_inst,
+        unit_terms=np.concatenate(acc.terms),
         N_grid=N_grid,
         eps=eps,
         N_req=N_req,
