@@ -14,7 +14,9 @@ SharedGate, DiagGate, and Chapter 4's GRU and LSTM cells) with their gate interm
 test that the envelope cannot cancel from (cross-fitted orientation, a sign-flip null);
 :mod:`~seqlearn.learnability.fits` the envelope, time-scale and
 master-law fits; :mod:`~seqlearn.learnability.pipeline` the diagnostics of a trained network in
-the paper's order and the whole trained-network experiment. Everything
+the paper's order and the whole trained-network experiment; :mod:`~seqlearn.learnability.toy` an
+exactly solvable bank of leaky units whose sampled detection shows :math:`N_{req} \propto
+f^{-\kappa_\alpha}` and :math:`H_N` beside their closed forms. Everything
 loads on first use: importing ``seqlearn.learnability`` loads neither scipy nor torch.
 """
 
@@ -72,6 +74,7 @@ _LAZY = {
         "master_law_test",
     ],
     "fits": ["LineFit", "fit_line", "envelope_fits", "unit_time_scales", "master_law_fit"],
+    "toy": ["bank_envelope", "sign_quantile", "ToyDetection", "toy_detection"],
     "pipeline": ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"],
     "effective_rates": [
         "tau_const",
