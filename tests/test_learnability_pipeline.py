@@ -248,6 +248,7 @@ def test_diagnostics_do_not_depend_on_the_chunk_size():
     b = diagnose(model, optimizer, diag, lags, K=2, chunk=9, progress=False)
     for name in ("f", "f_gates", "unit_mass", "mean", "alpha", "sigma", "alpha_instantaneous"):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-5, err_msg=name)  # float32 sums
+    np.testing.assert_allclose(a.unit_terms, b.unit_terms, rtol=1e-5, atol=1e-6 * np.abs(a.unit_terms).max())
 
 
 def test_unit_terms_sum_to_the_per_sequence_samples():
@@ -328,5 +329,5 @@ def test_cuda_diagnostics_equal_the_cpu_ones():
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         results.append(diagnose(model, optimizer, diag, lags, K=2, chunk=16, progress=False))
     cpu, gpu = results
-    for name in ("f", "f_gates", "unit_mass", "mean", "alpha", "sigma"):
+    for name in ("f", "f_gates", "unit_mass", "mean", "alpha", "sigma", "unit_terms"):
         np.testing.assert_allclose(getattr(gpu, name), getattr(cpu, name), rtol=1e-7, err_msg=name)
