@@ -31,7 +31,10 @@ pre-update :math:`\kappa` throughout,
     \kappa_u \leftarrow \kappa_u + dt\big(-\kappa_u + (\sigma_{vm}\kappa_m + \sigma_{vu}\kappa_u) G(\Delta_t)\big).
 
 It depends on seven overlaps (``VISIBLE["erf"]``: zm, zu, vm, vu, mu, mm, uu); zv, vv and zz
-are invisible.
+are invisible. ``read="after"`` (:data:`READS`) reads :math:`\hat y_t` from the updated
+:math:`\kappa` instead, with the same :math:`G(\Delta_t)`: the convention of the paper's code, an
+:math:`O(dt)` difference. Its forward and adjoint sweeps are :mod:`seqlearn.lowrank._kernel`'s
+(NumPy, or compiled by numba where installed).
 
 **A symmetry and its conservation law.** :math:`u \to a u`, :math:`v \to v / a` leaves :math:`J`
 and the effective model unchanged (:math:`\sigma_{zu}, \sigma_{mu} \to a\,\cdot`,
@@ -43,10 +46,11 @@ follows the visible :math:`\sigma_{uu}`.
 
 **Learning.** Gradient descent on the vectors with learning rate :math:`N\eta`
 (:func:`train_full`) against the overlap ODE :math:`\sigma \leftarrow \sigma - \eta\,\bar
-G(\sigma)\,\nabla_\sigma L` (:func:`train_overlaps`), where :math:`\nabla_\sigma L` is the gradient
-through the effective model (by its adjoint recursion; zero on the invisible overlaps). :func:`train_both` runs the two
-on the same batches. Arrays are float64 by default; vectors may be batched over networks,
-``(nets, N)``, overlaps ``(nets, 10)``, outputs ``(nets, B, T)``.
+G(\sigma)\,\nabla_\sigma L` (:func:`train_overlaps`; all overlaps at once, or one after another
+as the paper's code), where :math:`\nabla_\sigma L` is the gradient through the effective model
+(:func:`overlap_gradient`, by the adjoint sweep; zero on the invisible overlaps).
+:func:`train_both` runs the two on the same batches. Arrays are float64 by default; vectors may be
+batched over networks, ``(nets, N)``, overlaps ``(nets, 10)``, outputs ``(nets, B, T)``.
 """
 
 from __future__ import annotations
@@ -59,8 +63,9 @@ import numpy as np
 import torch
 
 from ..device import resolve_device
-from ..validation import generator, integer, real, real_array
-from .overlaps import OVERLAPS, VISIBLE, index, ode_step, overlaps, vectors_with_overlaps
+from ..validation import choice, generator, integer, real, real_array
+from . import _kernel
+from .overlaps import OVERLAPS, index, overlaps, update_step, vectors_with_overlaps
 from .tasks import TEACHER_VISIBLE, masked_mse
 
 __all__ = [
@@ -69,6 +74,7 @@ __all__ = [
     "gain",
     "full_output",
     "effective_output",
+    "READS",
     "Training",
     "overlap_gradient",
     "train_full",
@@ -155,116 +161,117 @@ def full_output(m, u, v, z, x, *, dt: float = 0.05, device=None) -> torch.Tensor
     return torch.stack(outputs, -1)
 
 
-def effective_output(sigma, x, *, dt: float = 0.05, device=None) -> torch.Tensor:
+READS = ("before", "after")
+r"""Where the effective model's output is read: from the state before each update (``"before"``, the
+network's :math:`z^\top\phi(h_t)/N`), or from the updated state with the gain of the state before
+(``"after"``, the paper's code)."""
+
+
+def _after(read) -> bool:
+    """``read`` checked (one of :data:`READS`): True for ``"after"``."""
+    return choice(read, "read", READS) == "after"
+
+
+def _array(x, name: str) -> np.ndarray:
+    """``x`` (array or tensor) as a float64 NumPy array, detached from any autograd graph."""
+    if isinstance(x, torch.Tensor):
+        if not x.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+        x = x.detach().cpu().numpy()
+    return real_array(x, name).astype(np.float64, copy=False)
+
+
+class _Lanes:
+    r"""The effective model's inputs as the kernel's lanes: ``sigma`` ``(10,)`` or ``(nets, 10)``, ``arrays``
+    ``(B, T)`` or ``(nets, B, T)``, broadcast to one leading axis ``n`` (1 or ``nets``); ``coef`` ``(7, nets, 1)``."""
+
+    def __init__(self, sigma, arrays: dict):
+        sigma = _array(sigma, "sigma")
+        if sigma.ndim not in (1, 2) or sigma.shape[-1] != len(OVERLAPS):
+            raise ValueError(f"sigma must have shape (10,) or (nets, 10), got {sigma.shape}")
+        for name, a in arrays.items():
+            if a.ndim not in (2, 3) or a.shape[-1] == 0:
+                raise ValueError(f"{name} must have shape (B, T) or (nets, B, T) with T >= 1, got {a.shape}")
+        leading = {a.shape[0] for a in arrays.values() if a.ndim == 3} | ({len(sigma)} if sigma.ndim == 2 else set())
+        tails = {a.shape[-2:] for a in arrays.values()}
+        if len(leading - {1}) > 1 or len(tails) > 1:
+            shapes = {"sigma": sigma.shape} | {name: a.shape for name, a in arrays.items()}
+            raise ValueError(f"sigma (nets, 10) and the (nets, B, T) arrays must agree in nets, B and T, got {shapes}")
+        self.nets = max(leading, default=1)
+        n = max({a.shape[0] for a in arrays.values() if a.ndim == 3}, default=1)
+        self.arrays = {name: np.broadcast_to(a, (n, *a.shape[-2:])) for name, a in arrays.items()}
+        self.one_sigma = sigma.ndim == 1
+        self.batched = sigma.ndim == 2 or any(a.ndim == 3 for a in arrays.values())
+        sigma = np.broadcast_to(sigma, (self.nets, len(OVERLAPS)))
+        self.coef = np.ascontiguousarray(sigma[:, index(_kernel.COEFFICIENTS)].T[:, :, None])
+
+    def gradient(self, parts: np.ndarray) -> np.ndarray:
+        r"""``parts`` ``(7, nets, B)`` summed into :math:`\partial L/\partial\sigma`, the shape of ``sigma`` (zero
+        on zv, vv, zz); one ``sigma`` for many networks gets the sum over them."""
+        grad = np.zeros((self.nets, len(OVERLAPS)))
+        grad[:, index(_kernel.COEFFICIENTS)] = parts.sum(-1).T
+        return grad.sum(0) if self.one_sigma else grad
+
+    def outputs(self, a: np.ndarray) -> np.ndarray:
+        """A ``(nets, B, T)`` result shaped like the inputs: ``(B, T)`` when nothing was batched."""
+        return a if self.batched else a[0]
+
+
+def effective_output(sigma, x, *, dt: float = 0.05, read: str = "before", device=None) -> torch.Tensor:
     r"""The effective 2-D model's outputs :math:`\hat y_t = (\sigma_{zm}\kappa_m + \sigma_{zu}\kappa_u)\,G(\Delta_t)`.
 
     :math:`\Delta_t = \sigma_{mm}\kappa_m^2 + \sigma_{uu}\kappa_u^2 + 2\sigma_{mu}\kappa_m\kappa_u`;
     :math:`\kappa_m \leftarrow \kappa_m + dt(-\kappa_m + x_t)`,
     :math:`\kappa_u \leftarrow \kappa_u + dt(-\kappa_u + (\sigma_{vm}\kappa_m + \sigma_{vu}\kappa_u)\,G(\Delta_t))`,
-    all from the pre-update :math:`\kappa`, :math:`\kappa_0 = 0`. Differentiable in ``sigma``.
+    all from the pre-update :math:`\kappa`, :math:`\kappa_0 = 0`; ``read="after"`` reads
+    :math:`\hat y_t` from the updated :math:`\kappa` (with the same :math:`G(\Delta_t)`), as the
+    paper's code does. Computed by :mod:`seqlearn.lowrank._kernel` in float64; a ``sigma`` tensor
+    gets a result differentiable in it (its backward is the kernel's adjoint sweep).
 
     Parameters
     ----------
     sigma : array or tensor, shape ``(10,)`` or ``(nets, 10)``
         Overlaps in ``OVERLAPS`` order (only the seven visible ones are read).
     x : array or tensor, shape ``(B, T)`` or ``(nets, B, T)``
+    read : ``"before"`` or ``"after"`` (:data:`READS`)
 
     Returns
     -------
-    torch.Tensor, shape ``(B, T)`` or ``(nets, B, T)``
+    torch.Tensor, shape ``(B, T)`` or ``(nets, B, T)``, on ``device``; a tensor ``sigma``'s dtype
     """
-    return _EffectiveRun(sigma, x, dt, device).y_hat
+    device = resolve_device(device)
+    dt = real(dt, "dt", low=0.0, low_open=True)
+    after = _after(read)
+    lanes = _Lanes(sigma, {"x": _array(x, "x")})
+    if isinstance(sigma, torch.Tensor):
+        return _EffectiveOutput.apply(sigma, lanes, dt, after, device)
+    return torch.as_tensor(_forward(lanes, dt, after), device=device)
 
 
-class _EffectiveRun:
-    r"""One run of the effective model: the visible overlaps ``(..., 1, 1)``, and at every step ``(..., B, T)``
-    :math:`\kappa_m`, :math:`\kappa_u`, :math:`G`, ``read`` :math:`= \sigma_{zm}\kappa_m + \sigma_{zu}\kappa_u`
-    and :math:`\hat y` = ``read`` :math:`G`."""
-
-    def __init__(self, sigma, x, dt: float, device):
-        device = resolve_device(device)
-        self.dt = dt = real(dt, "dt", low=0.0, low_open=True)
-        self.sigma = sigma = _tensor(sigma, "sigma", device)
-        if sigma.ndim not in (1, 2) or sigma.shape[-1] != len(OVERLAPS):
-            raise ValueError(f"sigma must have shape (10,) or (nets, 10), got {tuple(sigma.shape)}")
-        x = _inputs(x, device)
-        visible = sigma[..., index(VISIBLE["erf"]), None, None].unbind(-3)  # each (..., 1, 1)
-        self.zm, self.zu, self.vm, self.vu, self.mu, self.mm, self.uu = visible
-        self.kappa_m = _leaky_inputs(x, dt)  # (..., B, T): kappa_m does not depend on sigma
-        vu, uu = self.vu[..., 0], self.uu[..., 0]  # (..., 1)
-        # the terms with kappa_m for all steps at once; in the loop, addcmul(a, b, c) = a + b c and
-        # lerp(a, b, dt) = a + dt (b - a)
-        k_m = self.kappa_m
-        mm_k2, two_mu_k, vm_k = ((c * k).unbind(-1) for c, k in ((self.mm, k_m**2), (2 * self.mu, k_m), (self.vm, k_m)))
-        kappa_u = torch.zeros_like(self.zm[..., 0] * x[..., 0])  # (..., B)
-        kappas, gains = [], []
-        for t in range(x.shape[-1]):
-            G = gain(torch.addcmul(mm_k2[t], torch.addcmul(two_mu_k[t], uu, kappa_u), kappa_u))  # G(Delta_t), (..., B)
-            kappas.append(kappa_u)
-            gains.append(G)
-            kappa_u = torch.lerp(kappa_u, torch.addcmul(vm_k[t], vu, kappa_u) * G, dt)
-        self.kappa_u, self.G = torch.stack(kappas, -1), torch.stack(gains, -1)
-        self.read = torch.addcmul(self.zm * k_m, self.zu, self.kappa_u)  # sigma_zm kappa_m + sigma_zu kappa_u
-        self.y_hat = self.read * self.G
-
-    def gradient(self, d_y_hat: torch.Tensor) -> torch.Tensor:
-        r""":math:`\partial L/\partial\sigma` from :math:`g_t = \partial L/\partial\hat y_t` (``(..., B, T)``), by
-        the adjoint recursion; shape of ``sigma``, zero on the invisible zv, vv, zz.
-
-        With :math:`\lambda_t = \partial L/\partial\kappa_u(t)`, :math:`\lambda_T = 0`,
-        :math:`G' = dG/d\Delta = -\tfrac\pi4 G^3`,
-        :math:`\partial_u\Delta = 2(\sigma_{mu}\kappa_m + \sigma_{uu}\kappa_u)` and
-        :math:`s_t = \sigma_{vm}\kappa_m + \sigma_{vu}\kappa_u`:
-
-        .. math::
-            w_t = (g_t\, \hat y_t / G_t + dt\, \lambda_{t+1} s_t)\, G'_t, \qquad
-            \lambda_t = g_t \sigma_{zu} G_t + \lambda_{t+1} (1 - dt + dt\,\sigma_{vu} G_t) + w_t\, \partial_u\Delta_t,
-
-        and the gradient sums over trials and steps :math:`g G \kappa_m`, :math:`g G \kappa_u` (zm, zu),
-        :math:`dt\,\lambda_{t+1} G \kappa_m`, :math:`dt\,\lambda_{t+1} G \kappa_u` (vm, vu),
-        :math:`2 w \kappa_m \kappa_u`, :math:`w \kappa_m^2`, :math:`w \kappa_u^2` (mu, mm, uu).
-        """
-        k_m, k_u, G, dt = self.kappa_m, self.kappa_u, self.G, self.dt
-        G_prime = -(math.pi / 4) * G**3
-        d_delta = 2 * torch.addcmul(self.mu * k_m, self.uu, k_u)  # dDelta / dkappa_u
-        s = torch.addcmul(self.vm * k_m, self.vu, k_u)
-        num = self.read  # y_hat / G
-        gG = d_y_hat * G
-        # lambda_t = A_t + B_t lambda_{t+1}
-        A = gG * self.zu + d_y_hat * num * G_prime * d_delta
-        B = 1 - dt + dt * (self.vu * G + s * G_prime * d_delta)
-        lam = torch.zeros_like(A[..., 0])
-        later = []  # lambda_{t+1}, from t = T - 1 down
-        for A_t, B_t in zip(reversed(A.unbind(-1)), reversed(B.unbind(-1))):
-            later.append(lam)
-            lam = torch.addcmul(A_t, B_t, lam)
-        lam_next = torch.stack(later[::-1], -1)  # (..., B, T)
-        w = (d_y_hat * num + dt * lam_next * s) * G_prime
-        dtG_lam = dt * lam_next * G
-        parts = {
-            "zm": gG * k_m,
-            "zu": gG * k_u,
-            "vm": dtG_lam * k_m,
-            "vu": dtG_lam * k_u,
-            "mu": 2 * w * k_m * k_u,
-            "mm": w * k_m**2,
-            "uu": w * k_u**2,
-        }
-        grad = torch.zeros_like(self.sigma)
-        for name, part in parts.items():
-            total = part.sum((-2, -1))  # (nets,) or (), or (nets,) for one sigma on (nets, B, T) inputs
-            grad[..., index([name])[0]] = total if total.ndim < self.sigma.ndim else total.sum(0)
-        return grad
+def _forward(lanes: _Lanes, dt: float, after: bool) -> np.ndarray:
+    """The outputs of the lanes' networks, shaped like the inputs."""
+    x = lanes.arrays["x"]
+    y_hat, _, _ = _kernel.sweep(x, x, x, None, lanes.coef, dt, after, _kernel.FORWARD)
+    return lanes.outputs(y_hat)
 
 
-def _leaky_inputs(x: torch.Tensor, dt: float) -> torch.Tensor:
-    r""":math:`\kappa_m(t)` before each step, (..., B, T): :math:`\kappa_m \leftarrow \kappa_m + dt(x_t - \kappa_m)`."""
-    with torch.no_grad():
-        kappa, out = torch.zeros_like(x[..., 0]), torch.empty_like(x)
-        for t in range(x.shape[-1]):
-            out[..., t] = kappa
-            kappa = torch.lerp(kappa, x[..., t], dt)
-    return out
+class _EffectiveOutput(torch.autograd.Function):
+    """:func:`effective_output` for a ``sigma`` tensor: the kernel's forward sweep, and its adjoint sweep backwards."""
+
+    @staticmethod
+    def forward(ctx, sigma, lanes, dt, after, device):
+        ctx.lanes, ctx.dt, ctx.after, ctx.dtype = lanes, dt, after, sigma.dtype
+        return torch.as_tensor(_forward(lanes, dt, after), dtype=sigma.dtype, device=device)
+
+    @staticmethod
+    def backward(ctx, d_y_hat):
+        lanes = ctx.lanes
+        x = lanes.arrays["x"]
+        g = np.broadcast_to(_array(d_y_hat, "d_y_hat"), (lanes.nets, *x.shape[-2:]))
+        x = np.broadcast_to(x, g.shape)
+        _, _, parts = _kernel.sweep(x, g, x, None, lanes.coef, ctx.dt, ctx.after, _kernel.UPSTREAM)
+        grad = torch.as_tensor(lanes.gradient(parts), dtype=ctx.dtype, device=d_y_hat.device)
+        return grad, None, None, None, None
 
 
 @dataclass(frozen=True)
@@ -281,28 +288,45 @@ class Training:
     vectors: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
-def overlap_gradient(sigma, batch: Batch, *, dt: float = 0.05, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+def overlap_gradient(
+    sigma, batch: Batch, *, dt: float = 0.05, read: str = "before", device=None
+) -> tuple[torch.Tensor, torch.Tensor]:
     r"""The masked loss of the effective model and its gradient :math:`\partial L/\partial\sigma`.
 
-    The gradient comes from the adjoint recursion of the effective model (``_EffectiveRun.gradient``),
-    backwards through the steps: the same chain rule as autograd, without its graph.
+    :math:`L = \sum_{b,t}\mu_{bt}(\hat y_{bt} - y_{bt})^2 / \sum_{b,t}\mu_{bt}` per network; the
+    gradient comes from the adjoint sweep of :mod:`seqlearn.lowrank._kernel` (forward and back in
+    one pass over the lanes, float64, on the CPU).
 
     Parameters
     ----------
     sigma : array or tensor, shape ``(10,)`` or ``(nets, 10)``
     batch : ``(x, y, mask)``, each ``(B, T)`` or ``(nets, B, T)``
+    read : ``"before"`` or ``"after"`` (:data:`READS`), as in :func:`effective_output`
 
     Returns
     -------
     loss : torch.Tensor, shape ``()`` or ``(nets,)``
-    grad : torch.Tensor, shape of ``sigma``; zero on the invisible zv, vv, zz
+    grad : torch.Tensor, shape of ``sigma``; zero on the invisible zv, vv, zz (one ``sigma`` on
+        ``(nets, B, T)`` inputs: the gradient of the summed losses)
     """
-    with torch.no_grad():
-        run = _EffectiveRun(sigma, batch[0], dt, device)  # no graph, even for a sigma that requires grad
-        y, mask = _targets(batch[1], batch[2], run.sigma.device)
-        loss = masked_mse(run.y_hat, y, mask)
-        counted = mask.sum((-2, -1))[..., None, None]
-        return loss, run.gradient(2 * mask * (run.y_hat - y) / counted)  # g = dL/dy_hat
+    device = resolve_device(device)
+    loss, grad = _loss_gradient(sigma, batch, real(dt, "dt", low=0.0, low_open=True), _after(read))
+    return torch.as_tensor(loss, device=device), torch.as_tensor(grad, device=device)
+
+
+def _loss_gradient(sigma, batch: Batch, dt: float, after: bool) -> tuple[np.ndarray, np.ndarray]:
+    r""":func:`overlap_gradient` in NumPy: the losses and :math:`\partial L/\partial\sigma`."""
+    x, y, mask = (_array(a, name) for a, name in zip(batch, ("x", "y", "mask")))
+    if y.shape != mask.shape:
+        raise ValueError(f"y and mask must have the same shape, got {y.shape} and {mask.shape}")
+    lanes = _Lanes(sigma, {"x": x, "y": y, "mask": mask})
+    x, y, mask = np.broadcast_arrays(*lanes.arrays.values())
+    counted = np.broadcast_to(mask.sum((-2, -1)), (lanes.nets,))
+    if (counted <= 0).any():
+        raise ValueError("mask must count at least one step (a nonzero entry) for every loss")
+    _, squared, parts = _kernel.sweep(x, y, mask, (1 / counted)[:, None], lanes.coef, dt, after, _kernel.LOSS)
+    loss = squared.sum(-1) / counted
+    return (loss if lanes.batched else loss[0]), lanes.gradient(parts)
 
 
 def _targets(y, mask, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -315,12 +339,23 @@ def _eta(eta) -> float:
     return real(eta, "eta", low=0.0, low_open=True)
 
 
-def train_overlaps(sigma, batches: Iterable[Batch], *, eta: float, dt: float = 0.05, device=None) -> Training:
+def train_overlaps(
+    sigma,
+    batches: Iterable[Batch],
+    *,
+    eta: float,
+    dt: float = 0.05,
+    update: str = "simultaneous",
+    read: str = "before",
+    device=None,
+) -> Training:
     r"""The overlap ODE, one Euler step per batch.
 
     :math:`\sigma \leftarrow \sigma - \eta\,\bar G(\sigma)\,\nabla_\sigma L`, with
     :math:`\nabla_\sigma L` from :func:`overlap_gradient` (seven nonzero components), the step from
-    :func:`seqlearn.lowrank.overlaps.ode_step`.
+    :func:`seqlearn.lowrank.overlaps.update_step`: all ten overlaps at once (``"simultaneous"``,
+    :func:`~seqlearn.lowrank.overlaps.ode_step`) or one after another in place (``"sequential"``, the
+    paper's code).
 
     Parameters
     ----------
@@ -329,14 +364,16 @@ def train_overlaps(sigma, batches: Iterable[Batch], *, eta: float, dt: float = 0
         One gradient step per batch (see :mod:`~seqlearn.lowrank.tasks`).
     eta : float
         The learning rate in overlap space.
+    update : ``"simultaneous"`` or ``"sequential"`` (:data:`~seqlearn.lowrank.overlaps.UPDATES`)
+    read : ``"before"`` or ``"after"`` (:data:`READS`)
     """
     device = resolve_device(device)
     eta = _eta(eta)
     sigma = _tensor(sigma, "sigma", device).detach()
     history, losses = [sigma], []
     for batch in batches:
-        loss, grad = overlap_gradient(sigma, batch, dt=dt, device=device)
-        sigma = ode_step(sigma, grad, eta)
+        loss, grad = overlap_gradient(sigma, batch, dt=dt, read=read, device=device)
+        sigma = update_step(sigma, grad, eta, update)
         history.append(sigma)
         losses.append(loss)
     return _training(history, losses)

@@ -31,6 +31,10 @@ moves the overlaps, to first order in :math:`\eta`, by :math:`\dot\sigma = -\eta
 Its visible block is built from invisible overlaps only: structure the loss cannot see sets how
 learning moves.
 
+**Steps.** :func:`ode_step` moves all ten overlaps at once (forward Euler); the paper's code
+updates them one after another in place (:func:`sequential_step`); :func:`update_step` picks one
+by name (:data:`UPDATES`).
+
 **Invariants.** With :math:`S = \mathrm{diag}(1, 1, -1, -1)`, gradient flow on a loss of
 :math:`M` alone moves :math:`S\Gamma` by similarity, so :math:`\operatorname{tr}((S\Gamma)^k)`,
 :math:`k = 1, \dots, 4`, are conserved; :math:`I_1 = \sigma_{zz} + \sigma_{vv} - \sigma_{mm} -
@@ -48,7 +52,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..guard import reference
-from ..validation import generator, integer, real, real_array
+from ..validation import choice, generator, integer, real, real_array
 
 __all__ = [
     "OVERLAPS",
@@ -62,6 +66,9 @@ __all__ = [
     "vectors_with_overlaps",
     "metric",
     "ode_step",
+    "sequential_step",
+    "UPDATES",
+    "update_step",
     "invariants",
 ]
 
@@ -220,6 +227,19 @@ def vectors_with_overlaps(sigma, N: int, rng=None) -> tuple[np.ndarray, np.ndarr
     return m.copy(), u.copy(), v.copy(), z.copy()
 
 
+def _metric_rows(Gam, a, b):
+    r"""Rows :math:`(ab)` of :math:`\bar G` from the Gram matrix ``Gam`` (..., 4, 4): shape (..., r, 10) for
+    letter indices ``a``, ``b`` of shape (r, 1) (the rows' overlaps)."""
+    delta = _like(np.eye(4), Gam)
+    c, d = _A[None, :], _B[None, :]  # the column's overlap (cd)
+    return (
+        delta[a, c] * Gam[..., b, d]
+        + delta[a, d] * Gam[..., b, c]
+        + delta[b, c] * Gam[..., a, d]
+        + delta[b, d] * Gam[..., a, c]
+    )
+
+
 @reference
 def metric(sigma):
     r"""The preconditioner :math:`\bar G(\sigma)`, shape (..., 10, 10) from (..., 10).
@@ -231,16 +251,12 @@ def metric(sigma):
     so that gradient flow on the vectors (learning rate :math:`N\eta`) is
     :math:`\dot\sigma = -\eta\, \bar G\, \nabla_\sigma L`.
     """
-    Gam = gram(sigma)
-    delta = _like(np.eye(4), Gam)
-    a, b = _A[:, None], _B[:, None]  # the row's overlap (ab)
-    c, d = _A[None, :], _B[None, :]  # the column's overlap (cd)
-    return (
-        delta[a, c] * Gam[..., b, d]
-        + delta[a, d] * Gam[..., b, c]
-        + delta[b, c] * Gam[..., a, d]
-        + delta[b, d] * Gam[..., a, c]
-    )
+    return _metric_rows(gram(sigma), _A[:, None], _B[:, None])
+
+
+def _step_args(sigma, grad, eta):
+    """``(sigma, grad, eta)`` checked: shapes (..., 10), ``eta >= 0``."""
+    return _checked(sigma, "sigma", (10,)), _checked(grad, "grad", (10,)), real(eta, "eta", low=0.0)
 
 
 @reference
@@ -257,9 +273,36 @@ def ode_step(sigma, grad, eta: float):
     -------
     shape (..., 10)
     """
-    sigma, grad = _checked(sigma, "sigma", (10,)), _checked(grad, "grad", (10,))
-    eta = real(eta, "eta", low=0.0)
+    sigma, grad, eta = _step_args(sigma, grad, eta)
     return sigma - eta * (metric(sigma) @ grad[..., None])[..., 0]
+
+
+def sequential_step(sigma, grad, eta: float):
+    r"""The paper's code's step: the ten overlaps updated one after another, in place, in :data:`OVERLAPS` order.
+
+    For :math:`k = 1, \dots, 10`: :math:`\sigma_k \leftarrow \sigma_k - \eta\,[\bar G(\sigma)\,
+    \nabla_\sigma L]_k`, with :math:`\sigma` holding the overlaps :math:`1..k-1` already updated
+    (and the gradient of the step's start). To first order in :math:`\eta` it is :func:`ode_step`;
+    at second order it differs, and it no longer keeps :math:`\sigma_{uu} - \sigma_{vv}` (the
+    erf model's rescaling symmetry) constant: the change is :math:`O(\eta^2)` per step.
+
+    Parameters and returns as :func:`ode_step` (a new array; the input is not changed).
+    """
+    sigma, grad, eta = _step_args(sigma, grad, eta)
+    sigma = sigma.clone() if _is_torch(sigma) else sigma.copy()
+    for k in range(len(OVERLAPS)):
+        row = _metric_rows(gram(sigma), _A[k : k + 1, None], _B[k : k + 1, None])[..., 0, :]  # (..., 10)
+        sigma[..., k] = sigma[..., k] - eta * (row * grad).sum(-1)
+    return sigma
+
+
+UPDATES = MappingProxyType({"simultaneous": ode_step, "sequential": sequential_step})
+"""The overlap updates by name: all at once (:func:`ode_step`) or one after another (:func:`sequential_step`)."""
+
+
+def update_step(sigma, grad, eta: float, update: str = "simultaneous"):
+    """One step of the overlap ODE by the update named ``update`` (:data:`UPDATES`)."""
+    return UPDATES[choice(update, "update", UPDATES)](sigma, grad, eta)
 
 
 @reference
