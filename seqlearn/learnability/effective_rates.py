@@ -24,7 +24,8 @@ a diagonal entry):
   the LayerNorm Jacobian is ignored (as in the paper's code);
 * GRU (torch's, :math:`h_k = (1-z) n + z h_{k-1}`): :math:`\lambda = z`,
   :math:`\rho = (1-z)(1-n^2)\,(r [W_{hn}]_{qq} + m\, r(1-r) [W_{hr}]_{qq}) + (h_{k-1} - n)\, z(1-z) [W_{hz}]_{qq}`
-  with :math:`m = W_{hn} h_{k-1} + b_{hn}` (the reset gate multiplies :math:`m`);
+  with :math:`m = W_{hn} h_{k-1} + b_{hn}` (the reset gate multiplies :math:`m`); the paper's code
+  adds two zero-order products, :math:`\prod r` and :math:`\prod (1 - z) r`, that this one leaves out;
 * LSTM (transport through the cell, :math:`c_{t-\ell} \to h_t`): :math:`\lambda = f`,
   :math:`\rho_k = \tilde c_k e_{k-1}` with :math:`\tilde c_k = c_{k-1} f(1-f) [W_{hf}]_{qq} +
   i (1 - g^2) [W_{hg}]_{qq} + g\, i(1-i) [W_{hi}]_{qq}` and :math:`e_k = o_k (1 - \tanh^2 c_k)`

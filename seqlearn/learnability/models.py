@@ -16,9 +16,10 @@ r"""The five gated architectures of Livi (arXiv 2512.05790), with the gate value
 * :class:`DiagGate`: :math:`s_t = \sigma(W_s x_t + b_s + U_s h_{t-1}) \in (0, 1)^H`, one gate per
   neuron (the gating matrix :math:`\mathrm{diag}(s_t)` is diagonal; :math:`U_s` is full).
 
-Initialisation as in the paper's code: :math:`W_h` orthogonal, :math:`W_x` torch's default,
-:math:`b_x = 0`, the gate weights zero and :math:`b_s = \mathrm{logit}(s_0)`, so at
-initialisation all three are the *same* dynamical system, :math:`s_t \equiv s_0`.
+Initialisation: :math:`W_h` orthogonal, :math:`W_x` torch's default (the paper's code also makes
+:math:`W_x` orthogonal; here it is not), :math:`b_x = 0`, the gate weights zero and
+:math:`b_s = \mathrm{logit}(s_0)`, so at initialisation all three are the *same* dynamical system,
+:math:`s_t \equiv s_0`.
 
 **GRU and LSTM** are :class:`seqlearn.gated.GRUCell` and :class:`seqlearn.gated.LSTMCell`
 themselves (Chapter 4's cells, equal to ``torch.nn``), not copies. Two differences from the
@@ -289,7 +290,7 @@ def build(
     dtype=None,
     device=None,
 ):
-    r"""One of :data:`ARCHITECTURES` at the paper's initialisation, every gate writing :math:`s_0` at first.
+    r"""One of :data:`ARCHITECTURES`, every gate writing :math:`s_0` at first (the module's initialisation).
 
     ``"const"``, ``"shared"``, ``"diag"``: the leaky cells (``layernorm`` applies to them only);
     ``"gru"``: :func:`gru` with :math:`z_0 = 1 - s_0`; ``"lstm"``: :func:`lstm` with
