@@ -278,9 +278,7 @@ def test_decode_is_chance_for_identical_twins_and_perfect_for_separated_ones():
 
 
 def test_memory_experiment_shapes_and_identical_twins_at_the_start():
-    run = memory_experiment(
-        3, rng=0, pool=32, batch=4, epochs_ab=3, epochs_c=2, resamples=4, device=CPU, progress=False
-    )
+    run = memory_experiment(3, rng=0, pool=32, batch=4, epochs_ab=3, epochs_c=2, resamples=4, progress=False)
     assert run.sigma.shape == (3, 2, 3, 10) and run.loss.shape == (5, 2, 3)
     np.testing.assert_array_equal(run.twin_difference[0], 0.0)
     assert np.abs(run.twin_difference[1]).max() > 0  # A and B moved the twins apart
@@ -289,7 +287,7 @@ def test_memory_experiment_shapes_and_identical_twins_at_the_start():
 
 
 def test_memory_experiment_caps_the_step_and_reports_divergence():
-    options = {"rng": 0, "pool": 16, "batch": 2, "epochs_c": 1, "resamples": 2, "device": CPU, "progress": False}
+    options = {"rng": 0, "pool": 16, "batch": 2, "epochs_c": 1, "resamples": 2, "progress": False}
     capped = memory_experiment(3, epochs_ab=3, max_step=1e-3, **options)
     assert np.abs(capped.sigma[1] - capped.sigma[0]).max() <= 3e-3 + 1e-12  # 3 steps of at most 1e-3
     with pytest.raises(FloatingPointError, match=r"diverged .* of phase A/B"):

@@ -27,6 +27,9 @@ _LAZY = {
         "vectors_with_overlaps",
         "metric",
         "ode_step",
+        "sequential_step",
+        "UPDATES",
+        "update_step",
         "invariants",
     ],
     "linear": [
@@ -63,6 +66,7 @@ _LAZY = {
         "gain",
         "full_output",
         "effective_output",
+        "READS",
         "Training",
         "overlap_gradient",
         "train_full",
@@ -75,7 +79,19 @@ _LAZY = {
         "teacher_overlaps",
     ],
     "tasks": ["flip_flop", "decision_making", "teacher", "masked_mse", "TEACHER_VISIBLE"],
-    "memory": ["TIMES", "MemoryExperiment", "twin_start", "logistic_fit", "decode", "memory_experiment"],
+    "memory": [
+        "TIMES",
+        "SPLITS",
+        "MemoryProtocol",
+        "MemoryExperiment",
+        "twin_start",
+        "logistic_fit",
+        "decode",
+        "decode_times",
+        "memory_experiment",
+        "paper_results",
+        "load_results",
+    ],
 }
 
 __all__ = [name for names in _LAZY.values() for name in names]

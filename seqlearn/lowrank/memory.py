@@ -1,77 +1,225 @@
 r"""Invisible overlaps as a memory of past tasks: the twin experiment, run in overlap space.
 
-**Protocol** (the paper's Fig. 4d-f, scaled down). Each twin pair shares a random start (the six
-cross overlaps :math:`|\mathcal N(0, 0.4^2)|`, the four norms :math:`U(0.5, 2)`). Twin 1 learns
-task A (flip-flop, waits 1-2 s, input 2, target 1), twin 2 task B (decision making); each
-network's rate :math:`\eta` is divided by 5 the first time its loss drops below 0.015. Then both
-learn the teacher task C, whose loss is the code's :math:`T\,dt` times the mean squared error.
-Every phase is the overlap ODE :math:`\sigma \leftarrow \sigma - \eta\,\bar G(\sigma)\,
-\nabla_\sigma L` with :math:`\nabla_\sigma L` through the effective erf model
-(:func:`seqlearn.lowrank.erf.overlap_gradient`); all twins train together, batched over
-networks, on trials drawn from pre-generated pools.
+**Protocol** (the paper's Fig. 4d-f; :class:`MemoryProtocol`). Each twin pair shares a random
+start (the six cross overlaps :math:`|\mathcal N(0, 0.4^2)|`, the four norms :math:`U(0.5, 2)`).
+Twin 1 learns task A (flip-flop, waits 1-2 s, input 2, target 1), twin 2 task B (decision
+making); each network's rate :math:`\eta` is divided by 5 the first time its loss drops below
+0.015. Then both learn the teacher task C, whose loss is the code's :math:`T\,dt` times the mean
+squared error. Every phase is the overlap ODE :math:`\sigma \leftarrow \sigma - \eta\,\bar
+G(\sigma)\, \nabla_\sigma L`, its ten overlaps updated at once or one after another
+(:func:`seqlearn.lowrank.overlaps.update_step`), with :math:`\nabla_\sigma L` through the
+effective erf model (:func:`seqlearn.lowrank.erf.overlap_gradient`); all twins train together,
+batched over networks, each on its own trials: fresh ones every step (the paper) or drawn from
+pools generated once (the chapter's scale).
 
 **Decoding.** Which task did a network learn first? A logistic regression on standardised
 features, either the seven visible or the three invisible overlaps, at three times (start, end of
-A/B, end of C), trained on all but two pairs and tested on the two held out (whole pairs are
-held out at the start, where twins are identical; after that, as in the paper, two networks
-of each label are drawn independently), optionally with
-:math:`\mathcal N(0, s^2)` noise on the training features. The claim under test: after C the
-visible overlaps have converged to the teacher's (decoding at chance) while the invisible ones,
-which integrate the training history, still tell A from B.
+A/B, end of C), optionally with :math:`\mathcal N(0, s^2)` noise on the training features, tested
+on held-out networks: whole pairs (``split="pairs"``: both twins of a test pair are unseen), or,
+after the start, two networks of each label drawn independently (``split="labels"``, the paper's
+code: a test network's twin is then usually in the training set). The claim under test: after C
+the visible overlaps have converged to the teacher's (decoding at chance) while the invisible
+ones, which integrate the training history, still tell A from B.
+
+**Checks.** Overlap space does not need vectors, so nothing keeps the overlaps a Gram matrix;
+each run reports every network's smallest eigenvalue of :math:`\Gamma` (:func:`~seqlearn.lowrank
+.overlaps.gram`) and how far :math:`\sigma_{uu} - \sigma_{vv}` (conserved by the simultaneous
+step, :func:`~seqlearn.lowrank.erf`'s rescaling symmetry) drifted.
+
+**Shipped results.** ``python -m seqlearn.lowrank.memory --out FILE`` runs the paper's protocol
+(:meth:`MemoryProtocol.paper`) for some seeds and writes :func:`paper_results`' JSON.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from ..device import resolve_device
-from ..validation import generator, integer, real, real_array
-from .erf import Batch, overlap_gradient
-from .overlaps import INVISIBLE, OVERLAPS, VISIBLE, index, ode_step
+from ..validation import choice, flag, generator, integer, real, real_array
+from . import _kernel
+from .erf import READS, Batch, _loss_gradient, effective_output, teacher_overlaps
+from .overlaps import INVISIBLE, OVERLAPS, UPDATES, VISIBLE, gram, index, update_step
 from .tasks import decision_making, flip_flop, teacher
 
-__all__ = ["TIMES", "MemoryExperiment", "twin_start", "logistic_fit", "decode", "memory_experiment"]
+__all__ = [
+    # the experiment
+    "MemoryProtocol",
+    "MemoryExperiment",
+    "twin_start",
+    "memory_experiment",
+    # the decoders
+    "TIMES",
+    "SPLITS",
+    "logistic_fit",
+    "decode",
+    "decode_times",
+    # the shipped results
+    "paper_results",
+    "load_results",
+]
 
 TIMES = ("start", "A/B", "C")
+SPLITS = ("labels", "pairs")
+GRAM_TOLERANCE = 1e-12  # a smallest eigenvalue above -this counts as positive semidefinite
+
+
+@dataclass(frozen=True)
+class MemoryProtocol:
+    r"""Every setting of a twin experiment. The defaults are the chapter's scale; :meth:`paper` the paper's.
+
+    Attributes
+    ----------
+    pairs : int >= 3
+        Twin pairs (``2 pairs`` networks; the decoders hold out ``held_out`` pairs).
+    dt : float
+        The Euler step; every trial is 20 s, :math:`T = 20 / dt` steps.
+    batch : int
+        Trials per network and step.
+    pool : int or None
+        Trials per task generated once, each step drawing ``batch`` of them per network; ``None``:
+        fresh trials every step (as the paper).
+    epochs_ab, eta_ab, drop_below : int, float, float
+        Phase A/B: steps, rate, and the loss below which a network's rate is divided by 5 (once).
+    epochs_c, eta_c : int, float
+        Phase C: steps and rate.
+    gram_start : bool
+        Draw the twins' starts again until each is a positive definite Gram matrix (:func:`twin_start`);
+        the paper's code does not check (and seed 0's pool run at its protocol lost a network whose
+        start was none to a non-finite loss at epoch 117 of A/B, whatever the update and the read).
+    max_step : float or None
+        Cap on any overlap's change in one step (each network's step scaled down to it); the metric
+        grows with the norms, so a fixed :math:`\eta` can overshoot once they have grown.
+    update : ``"simultaneous"`` or ``"sequential"``
+        The overlaps' update (:data:`~seqlearn.lowrank.overlaps.UPDATES`); the paper's code is sequential.
+    read : ``"before"`` or ``"after"``
+        Where the effective model's output is read (:data:`~seqlearn.lowrank.erf.READS`), for the
+        students and the teacher alike; the paper's code reads after.
+    split : ``"labels"`` or ``"pairs"``
+        The decoders' held-out networks after the start (:data:`SPLITS`; the start is always split by pair).
+    resamples, held_out, noise : int, int, float
+        The decoders' random splits, held-out pairs (or networks per label), and the std of the
+        noise added to the training features (see :func:`decode`).
+    """
+
+    pairs: int = 8
+    dt: float = 0.1
+    batch: int = 32
+    pool: int | None = 1024
+    epochs_ab: int = 800
+    eta_ab: float = 0.02
+    drop_below: float = 0.015
+    epochs_c: int = 800
+    eta_c: float = 5e-3
+    gram_start: bool = False
+    max_step: float | None = None
+    update: str = "simultaneous"
+    read: str = "before"
+    split: str = "labels"
+    resamples: int = 50
+    held_out: int = 2
+    noise: float = 0.0
+
+    def __post_init__(self):
+        integer(self.pairs, "pairs", low=integer(self.held_out, "held_out", low=1) + 1)
+        for name in ("batch", "epochs_ab", "epochs_c", "resamples"):
+            integer(getattr(self, name), name, low=1)
+        if self.pool is not None:
+            integer(self.pool, "pool", low=1)
+        for name in ("dt", "eta_ab", "eta_c"):
+            real(getattr(self, name), name, low=0.0, low_open=True)
+        real(self.drop_below, "drop_below")
+        real(self.noise, "noise", low=0.0)
+        if self.max_step is not None:
+            real(self.max_step, "max_step", low=0.0, low_open=True)
+        flag(self.gram_start, "gram_start")
+        choice(self.update, "update", UPDATES)
+        choice(self.read, "read", READS)
+        choice(self.split, "split", SPLITS)
+
+    @classmethod
+    def paper(cls, **changes) -> MemoryProtocol:
+        """The paper's protocol: 10 pairs, dt 0.05 (T 400), 128 fresh trials per step, 30,000 A/B epochs at
+        :math:`\\eta` 0.01 and 30,000 C epochs at 1e-3, sequential updates, output read after the update,
+        no step cap. Two departures from its code: the starts are Gram matrices (``gram_start``), and the
+        decoders hold out pairs (its code splits by label). ``changes`` override fields."""
+        paper = cls(
+            pairs=10, dt=0.05, batch=128, pool=None, epochs_ab=30_000, eta_ab=0.01, epochs_c=30_000, eta_c=1e-3,
+            gram_start=True, update="sequential", read="after", split="pairs",
+        )  # fmt: skip
+        return paper.replace(**changes)
+
+    def replace(self, **changes) -> MemoryProtocol:
+        """A copy with ``changes`` (field names); ``TypeError`` naming any field that does not exist."""
+        fields = [f.name for f in dataclasses.fields(self)]
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            raise TypeError(f"unknown protocol fields {unknown}; the fields are {fields}")
+        return dataclasses.replace(self, **changes)
 
 
 @dataclass(frozen=True)
 class MemoryExperiment:
-    r"""The twins' overlaps and losses, and the decoders' accuracies.
+    r"""The twins' overlaps and losses, the checks, and the decoders' accuracies.
 
     Attributes
     ----------
+    protocol : MemoryProtocol
     sigma : np.ndarray, shape (3, 2, pairs, 10)
         Overlaps at the start, the end of A/B and the end of C; axis 1 is (twin A, twin B).
     loss : np.ndarray, shape (epochs_ab + epochs_c, 2, pairs)
         Each step's batch loss (masked MSE in A/B; :math:`T\,dt` times the MSE in C).
     twin_difference : np.ndarray, shape (3, pairs, 10)
         :math:`\sigma_A - \sigma_B` per pair at the three times.
+    smallest_eigenvalue : np.ndarray, shape (3, 2, pairs)
+        The smallest eigenvalue of each network's Gram matrix :math:`\Gamma`: at the start, and the
+        lowest over every step of A/B and of C (:attr:`gram_valid` compares it with 0).
+    balance_drift : np.ndarray, shape (2, 2, pairs)
+        :math:`\max |(\sigma_{uu} - \sigma_{vv})_t - (\sigma_{uu} - \sigma_{vv})_0|` over the steps of A/B and of C.
     accuracy : dict
-        ``{(time, features): (resamples,) test accuracies}``, time in ``("start", "A/B", "C")``,
-        features ``"visible"`` or ``"invisible"``.
+        ``{(time, features): (resamples,) test accuracies}``, time in :data:`TIMES`, features
+        ``"visible"`` or ``"invisible"`` (the protocol's split and noise).
     """
 
+    protocol: MemoryProtocol
     sigma: np.ndarray
     loss: np.ndarray
     twin_difference: np.ndarray
+    smallest_eigenvalue: np.ndarray
+    balance_drift: np.ndarray
     accuracy: dict[tuple[str, str], np.ndarray]
 
+    @property
+    def gram_valid(self) -> np.ndarray:
+        """Whether each network's overlaps were a positive semidefinite Gram matrix, shape (3, 2, pairs) (as
+        :attr:`smallest_eigenvalue`: at the start, throughout A/B, throughout C)."""
+        return self.smallest_eigenvalue >= -GRAM_TOLERANCE
 
-def twin_start(pairs: int, rng=None) -> np.ndarray:
+
+def twin_start(pairs: int, rng=None, *, gram: bool = False) -> np.ndarray:
     r"""Random starts, shape (pairs, 10): cross overlaps :math:`|\mathcal N(0, 0.4^2)|`, norms :math:`U(0.5, 2)`.
 
-    As in the paper, the draws are not checked to be a positive definite Gram matrix: overlap
-    space does not need vectors.
+    As in the paper, the draws are not checked to be a positive definite Gram matrix (overlap
+    space does not need vectors) unless ``gram``: then every start that is not one is drawn again
+    until it is (the overlaps of real vectors).
     """
     pairs = integer(pairs, "pairs", low=1)
     rng = generator(rng)
     sigma = np.empty((pairs, len(OVERLAPS)))
-    sigma[:, index(["zm", "zu", "vm", "vu", "mu", "zv"])] = np.abs(rng.normal(0.0, 0.4, (pairs, 6)))
-    sigma[:, index(["mm", "uu", "vv", "zz"])] = rng.uniform(0.5, 2.0, (pairs, 4))
+    redraw = np.ones(pairs, dtype=bool)
+    while redraw.any():
+        n = int(redraw.sum())
+        sigma[np.ix_(redraw, index(["zm", "zu", "vm", "vu", "mu", "zv"]))] = np.abs(rng.normal(0.0, 0.4, (n, 6)))
+        sigma[np.ix_(redraw, index(["mm", "uu", "vv", "zz"]))] = rng.uniform(0.5, 2.0, (n, 4))
+        redraw = _smallest_eigenvalue(sigma) <= 0 if flag(gram, "gram") else np.zeros(pairs, dtype=bool)
     return sigma
 
 
@@ -86,24 +234,71 @@ def _stack(*batches: Batch) -> Batch:
     return tuple(np.concatenate(parts) for parts in zip(*batches))  # type: ignore[return-value]
 
 
-def _capped(sigma: torch.Tensor, new: torch.Tensor, max_step: float | None) -> torch.Tensor:
+def _tasks(protocol: MemoryProtocol, rng: np.random.Generator) -> dict[str, Callable[[int], Batch]]:
+    """The three tasks' trial generators, ``n -> (x, y, mask)`` each ``(n, T)``; C's teacher reads as the students."""
+    dt = protocol.dt
+
+    def task_c(n: int) -> Batch:
+        x, y, mask = teacher(n, rng=rng, dt=dt)
+        if protocol.read == "after":
+            y = effective_output(teacher_overlaps(), x, dt=dt, read="after", device="cpu").numpy()
+        return x, y, mask
+
+    return {
+        "A": lambda n: flip_flop(n, rng=rng, dt=dt, stim_range=(1.0, 2.0), input_amp=2.0, target_amp=1.0),
+        "B": lambda n: decision_making(n, rng=rng, dt=dt),
+        "C": task_c,
+    }
+
+
+def _drawers(protocol: MemoryProtocol, rng: np.random.Generator) -> tuple[Callable[[], Batch], Callable[[], Batch]]:
+    """Per step: the A/B batch (twins A on A, then twins B on B) and the C batch, each ``(2 pairs, batch, T)``."""
+    tasks, pairs, batch = _tasks(protocol, rng), protocol.pairs, protocol.batch
+    if protocol.pool is None:
+
+        def fresh(task: str, nets: int) -> Batch:
+            return tuple(a.reshape(nets, batch, -1) for a in tasks[task](nets * batch))  # type: ignore[return-value]
+
+        return (lambda: _stack(fresh("A", pairs), fresh("B", pairs))), (lambda: fresh("C", 2 * pairs))
+    pools = {name: task(protocol.pool) for name, task in tasks.items()}
+
+    def draw_ab() -> Batch:
+        return _stack(_draw(pools["A"], pairs, batch, rng), _draw(pools["B"], pairs, batch, rng))
+
+    return draw_ab, (lambda: _draw(pools["C"], 2 * pairs, batch, rng))
+
+
+def _capped(sigma: np.ndarray, new: np.ndarray, max_step: float | None) -> np.ndarray:
     """``new``, with each network's step ``new - sigma`` scaled down to at most ``max_step`` per overlap."""
     if max_step is None:
         return new
     step = new - sigma
-    return sigma + step * (max_step / step.abs().amax(-1, keepdim=True)).clamp(max=1.0)
+    return sigma + step * np.minimum(max_step / np.abs(step).max(-1, keepdims=True), 1.0)
 
 
-def _train(sigma, draw, epochs, eta, *, dt, scale, drop_below, max_step, device, bar, phase):
-    """``epochs`` Euler steps of the overlap ODE for every network, ``draw()`` a batch per step.
+def _smallest_eigenvalue(sigma: np.ndarray) -> np.ndarray:
+    """The smallest eigenvalue of each network's Gram matrix, shape (nets,)."""
+    return np.linalg.eigvalsh(gram(sigma))[..., 0]
+
+
+def _balance(sigma: np.ndarray) -> np.ndarray:
+    r""":math:`\sigma_{uu} - \sigma_{vv}` per network, shape (nets,)."""
+    return sigma[..., OVERLAPS.index("uu")] - sigma[..., OVERLAPS.index("vv")]
+
+
+def _train(sigma, draw, epochs, eta, *, protocol, scale, drop_below, balance0, bar, phase):
+    """``epochs`` steps of the overlap ODE for every network, ``draw()`` a batch per step.
 
     Each network's rate ``eta`` (nets,) is divided by 5 the first time its loss is below
-    ``drop_below``; the gradient is ``scale`` times the masked MSE's.
+    ``drop_below``; the gradient is ``scale`` times the masked MSE's. Returns the overlaps, the
+    losses ``(epochs, nets)``, the lowest Gram eigenvalue and the largest balance drift per network.
     """
+    after = protocol.read == "after"
     losses, dropped = [], np.zeros(len(eta), dtype=bool)
+    lowest, drift = _smallest_eigenvalue(sigma), np.zeros(len(eta))
     for epoch in range(epochs):
-        loss, grad = overlap_gradient(sigma, draw(), dt=dt, device=device)
-        loss = scale * loss.cpu().numpy()
+        loss, grad = _loss_gradient(sigma, draw(), protocol.dt, after)
+        loss = scale * loss
         if not np.isfinite(loss).all():
             raise FloatingPointError(
                 f"networks {np.flatnonzero(~np.isfinite(loss)).tolist()} diverged (non-finite loss) at epoch {epoch} "
@@ -111,11 +306,13 @@ def _train(sigma, draw, epochs, eta, *, dt, scale, drop_below, max_step, device,
             )
         newly = ~dropped & (loss < drop_below)
         eta, dropped = np.where(newly, eta / 5, eta), dropped | newly
-        step = torch.as_tensor(scale * eta[:, None], device=grad.device) * grad  # eta_n dL_n/dsigma_n
-        sigma = _capped(sigma, ode_step(sigma, step, 1.0), max_step)  # ode_step is linear in eta grad
+        step = scale * eta[:, None] * grad  # eta_n dL_n/dsigma_n: each update is linear in eta grad
+        sigma = _capped(sigma, update_step(sigma, step, 1.0, protocol.update), protocol.max_step)
+        lowest = np.minimum(lowest, _smallest_eigenvalue(sigma))
+        drift = np.maximum(drift, np.abs(_balance(sigma) - balance0))
         losses.append(loss)
         bar.update(1)
-    return sigma, np.array(losses)
+    return sigma, np.array(losses), lowest, drift
 
 
 def logistic_fit(X, y, *, C: float = 1.0, iterations: int = 30) -> np.ndarray:
@@ -190,49 +387,44 @@ def decode(
     return np.array(accuracies)
 
 
+def decode_times(sigma, *, split: str = "labels", resamples: int = 50, held_out: int = 2, noise: float = 0.0, rng=None):
+    """The decoders of a run's overlaps ``sigma`` ``(3, 2, pairs, 10)`` at the three times, on both feature sets.
+
+    Returns ``{(time, features): (resamples,) accuracies}`` as :attr:`MemoryExperiment.accuracy`;
+    ``split`` (:data:`SPLITS`) holds out whole pairs at every time (``"pairs"``) or only at the start.
+    """
+    sigma = real_array(sigma, "sigma", ndim=4)
+    choice(split, "split", SPLITS)
+    rng = generator(rng)
+    return {
+        (time, kind): decode(
+            sigma[k][..., index(names)],
+            grouped=k == 0 or split == "pairs",
+            resamples=resamples,
+            held_out=held_out,
+            noise=noise,
+            rng=rng,
+        )
+        for k, time in enumerate(TIMES)
+        for kind, names in (("visible", VISIBLE["erf"]), ("invisible", INVISIBLE["erf"]))
+    }
+
+
 def memory_experiment(
-    pairs: int = 8,
-    *,
-    rng=None,
-    dt: float = 0.1,
-    batch: int = 32,
-    pool: int = 1024,
-    epochs_ab: int = 800,
-    eta_ab: float = 0.02,
-    drop_below: float = 0.015,
-    epochs_c: int = 800,
-    eta_c: float = 5e-3,
-    resamples: int = 50,
-    noise: float = 0.0,
-    max_step: float | None = None,
-    device=None,
-    progress: bool = True,
+    pairs: int | None = None, *, protocol: MemoryProtocol | None = None, rng=None, progress: bool = True, **changes
 ) -> MemoryExperiment:
     r"""The twin experiment in overlap space: A vs B, then C, then decode the history.
 
-    Defaults are the brief's scaled-down run (the paper's: 10 pairs, dt 0.05, batch 128,
-    30,000 epochs per phase, :math:`\eta` 0.01 and 0.001). Trials are 20 s long; ``pool``
-    trials per task are drawn once, and every step draws ``batch`` of them per network.
-
-    Parameters
-    ----------
-    pairs : int
-        Twin pairs (``2 pairs`` networks trained together).
-    epochs_ab, eta_ab, drop_below : int, float, float
-        Phase A/B: steps, rate, and the loss below which a network's rate is divided by 5 (once).
-    epochs_c, eta_c : int, float
-        Phase C: steps and rate (the loss is :math:`T\,dt` times the MSE, as in the paper's code).
-    resamples, noise : int, float
-        The decoders' random splits and training-feature noise (see :func:`decode`).
-    max_step : float, optional
-        Cap on any overlap's change in one step (each network's step is scaled down to it). The
-        metric grows with the norms, so a fixed :math:`\eta` can overshoot once they have grown;
-        ``None`` (default) is the plain Euler ODE.
+    The settings are ``protocol`` (default :class:`MemoryProtocol`'s, the chapter's scale; the
+    paper's is :meth:`MemoryProtocol.paper`) with ``pairs`` and any field given by name in
+    ``changes``, e.g. ``memory_experiment(6, epochs_ab=400, max_step=0.02)``.
 
     Raises
     ------
     FloatingPointError
         If a network's loss becomes non-finite (its overlaps left the set of Gram matrices).
+    TypeError
+        For a keyword that is not a :class:`MemoryProtocol` field.
 
     Returns
     -------
@@ -240,52 +432,198 @@ def memory_experiment(
     """
     from tqdm.auto import tqdm
 
-    pairs = integer(pairs, "pairs", low=3)  # the decoders hold out 2 pairs
+    protocol = (MemoryProtocol() if protocol is None else protocol).replace(
+        **changes, **({} if pairs is None else {"pairs": pairs})
+    )
     rng = generator(rng)
-    device = resolve_device(device)
-    epochs_ab, epochs_c = integer(epochs_ab, "epochs_ab", low=1), integer(epochs_c, "epochs_c", low=1)
-    eta_ab, eta_c = real(eta_ab, "eta_ab", low=0.0, low_open=True), real(eta_c, "eta_c", low=0.0, low_open=True)
-    max_step = None if max_step is None else real(max_step, "max_step", low=0.0, low_open=True)
-    pools = {
-        "A": flip_flop(pool, rng=rng, dt=dt, stim_range=(1.0, 2.0), input_amp=2.0, target_amp=1.0),
-        "B": decision_making(pool, rng=rng, dt=dt),
-        "C": teacher(pool, rng=rng, dt=dt),
-    }
-    start = twin_start(pairs, rng)
-    sigma = torch.as_tensor(np.concatenate([start, start]), device=device)  # (2 pairs, 10): twins A, then B
-    T = pools["C"][0].shape[1]
-
-    def draw_ab() -> Batch:  # twins A on task A, twins B on task B
-        return _stack(_draw(pools["A"], pairs, batch, rng), _draw(pools["B"], pairs, batch, rng))
-
-    def draw_c() -> Batch:
-        return _draw(pools["C"], 2 * pairs, batch, rng)
-
-    phases = [("A/B", draw_ab, epochs_ab, eta_ab, 1.0, drop_below), ("C", draw_c, epochs_c, eta_c, T * dt, -np.inf)]
-    snapshots, losses = [sigma], []
-    with tqdm(total=epochs_ab + epochs_c, disable=not progress, desc="twins: A/B, then C", unit="epoch") as bar:
+    pairs = protocol.pairs
+    draw_ab, draw_c = _drawers(protocol, rng)
+    start = twin_start(pairs, rng, gram=protocol.gram_start)
+    sigma = np.concatenate([start, start])  # (2 pairs, 10): twins A, then B
+    T = round(20.0 / protocol.dt)
+    phases = [
+        ("A/B", draw_ab, protocol.epochs_ab, protocol.eta_ab, 1.0, protocol.drop_below),
+        ("C", draw_c, protocol.epochs_c, protocol.eta_c, T * protocol.dt, -np.inf),
+    ]
+    balance0 = _balance(sigma)
+    snapshots, losses, lowest, drifts = [sigma], [], [_smallest_eigenvalue(sigma)], []
+    total = protocol.epochs_ab + protocol.epochs_c
+    with tqdm(total=total, disable=not progress, desc="twins: A/B, then C", unit="epoch") as bar:
         for phase, draw, epochs, eta, scale, drop in phases:
-            rates = np.full(2 * pairs, eta)  # (nets,)
-            sigma, loss = _train(
+            sigma, loss, low, drift = _train(
                 sigma,
                 draw,
                 epochs,
-                rates,
-                dt=dt,
+                np.full(2 * pairs, eta),
+                protocol=protocol,
                 scale=scale,
                 drop_below=drop,
-                max_step=max_step,
-                device=device,
+                balance0=balance0,
                 bar=bar,
                 phase=phase,
             )
             snapshots.append(sigma)
             losses.append(loss)
-    sigmas = np.stack([s.cpu().numpy().reshape(2, pairs, len(OVERLAPS)) for s in snapshots])  # (3, 2, pairs, 10)
-    accuracy = {
-        (time, kind): decode(sigmas[k][..., index(names)], grouped=k == 0, resamples=resamples, noise=noise, rng=rng)
-        for k, time in enumerate(TIMES)
-        for kind, names in (("visible", VISIBLE["erf"]), ("invisible", INVISIBLE["erf"]))
+            lowest.append(low)
+            drifts.append(drift)
+    sigmas = np.stack([s.reshape(2, pairs, len(OVERLAPS)) for s in snapshots])  # (3, 2, pairs, 10)
+    accuracy = decode_times(
+        sigmas,
+        split=protocol.split,
+        resamples=protocol.resamples,
+        held_out=protocol.held_out,
+        noise=protocol.noise,
+        rng=rng,
+    )
+    return MemoryExperiment(
+        protocol=protocol,
+        sigma=sigmas,
+        loss=np.concatenate(losses).reshape(-1, 2, pairs),
+        twin_difference=sigmas[:, 0] - sigmas[:, 1],
+        smallest_eigenvalue=np.stack(lowest).reshape(3, 2, pairs),
+        balance_drift=np.stack(drifts).reshape(2, 2, pairs),
+        accuracy=accuracy,
+    )
+
+
+LOSS_POINTS = 200  # epochs of the loss kept per phase in the shipped results (log-spaced)
+
+
+def _machine() -> dict:
+    """The machine a run took place on: CPU, cores, Python, NumPy and the kernel's loop."""
+    cpu = platform.processor() or platform.machine()
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    threads = os.environ.get("NUMBA_NUM_THREADS", str(os.cpu_count()))
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "kernel": _kernel.engine() + (f" ({threads} threads)" if _kernel.engine() == "numba" else ""),
     }
-    loss = np.concatenate(losses).reshape(-1, 2, pairs)
-    return MemoryExperiment(sigmas, loss, sigmas[:, 0] - sigmas[:, 1], accuracy)
+
+
+def _loss_epochs(epochs_ab: int, epochs_c: int) -> np.ndarray:
+    """The epochs whose losses are kept: about ``LOSS_POINTS`` log-spaced ones in each phase, and its last."""
+    kept = [
+        np.unique(np.geomspace(1, n, LOSS_POINTS).astype(int)) - 1 + first
+        for first, n in ((0, epochs_ab), (epochs_ab, epochs_c))
+    ]
+    return np.concatenate(kept)
+
+
+def _accuracies(sigma, protocol: MemoryProtocol, noises, seed: int) -> dict:
+    """``{split: {noise: {time: {features: [accuracies]}}}}`` for both splits and every noise."""
+    out: dict = {}
+    for split in SPLITS:
+        for noise in noises:
+            acc = decode_times(
+                sigma, split=split, resamples=protocol.resamples, held_out=protocol.held_out, noise=noise, rng=seed
+            )
+            for (when, kind), values in acc.items():
+                out.setdefault(split, {}).setdefault(repr(float(noise)), {}).setdefault(when, {})[kind] = (
+                    values.tolist()
+                )
+    return out
+
+
+def paper_results(
+    seeds=(0, 1, 2),
+    *,
+    protocol: MemoryProtocol | None = None,
+    noises=(0.0, 0.3),
+    out=None,
+    command: str | None = None,
+    progress: bool = False,
+) -> dict:
+    r"""The twin experiment for several seeds, decoded with and without feature noise: the shipped results.
+
+    Each seed trains once (``protocol``, default :meth:`MemoryProtocol.paper`); its overlaps are
+    decoded on both splits (:data:`SPLITS`) with every training-feature noise in ``noises``. The
+    result (written to ``out`` as JSON if given) holds, per seed: the overlaps at the three times,
+    the twin differences, the losses at about 200 log-spaced epochs per phase (``loss_epochs``),
+    the Gram and :math:`\sigma_{uu} - \sigma_{vv}` checks, the accuracies and the seconds; and the
+    protocol, the command, the machine, the total wall and CPU seconds.
+
+    Returns
+    -------
+    dict
+        What the file holds (:func:`load_results` reads it back equal).
+    """
+    protocol = MemoryProtocol.paper() if protocol is None else protocol
+    noises = [real(noise, "noise", low=0.0) for noise in noises]
+    seeds = [integer(seed, "seed", low=0) for seed in seeds]
+    wall, cpu = time.perf_counter(), time.process_time()
+    epochs = _loss_epochs(protocol.epochs_ab, protocol.epochs_c)
+    runs = []
+    for seed in seeds:
+        began = time.perf_counter()
+        run = memory_experiment(protocol=protocol, rng=seed, progress=progress)
+        runs.append(
+            {
+                "seed": seed,
+                "seconds": time.perf_counter() - began,
+                "sigma": run.sigma.tolist(),
+                "twin_difference": run.twin_difference.tolist(),
+                "loss": run.loss[epochs].tolist(),
+                "smallest_eigenvalue": run.smallest_eigenvalue.tolist(),
+                "gram_valid": run.gram_valid.tolist(),
+                "balance_drift": run.balance_drift.tolist(),
+                "accuracy": _accuracies(run.sigma, protocol, noises, seed),
+            }
+        )
+    results = {
+        "command": command if command is not None else " ".join([os.path.basename(sys.executable), *sys.argv]),
+        "machine": _machine(),
+        "wall_seconds": time.perf_counter() - wall,
+        "cpu_seconds": time.process_time() - cpu,
+        "protocol": dataclasses.asdict(protocol),
+        "overlaps": list(OVERLAPS),
+        "times": list(TIMES),
+        "noises": noises,
+        "loss_epochs": epochs.tolist(),
+        "runs": runs,
+    }
+    if out is not None:
+        with open(out, "w") as f:
+            json.dump(results, f, indent=1)
+    return results
+
+
+def load_results(path) -> dict:
+    """The results :func:`paper_results` wrote to ``path``."""
+    with open(path) as f:
+        return json.load(f)
+
+
+def main(argv=None) -> None:
+    """``python -m seqlearn.lowrank.memory``: :func:`paper_results` from the command line."""
+    ap = argparse.ArgumentParser(description="The twin experiment at the paper's protocol, for several seeds.")
+    ap.add_argument("--out", required=True, help="the JSON file to write")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--noises", type=float, nargs="+", default=[0.0, 0.3], help="training-feature noise stds")
+    ap.add_argument("--pairs", type=int, help="override the protocol's pairs (10)")
+    ap.add_argument("--epochs-ab", type=int, help="override the A/B epochs (30,000)")
+    ap.add_argument("--epochs-c", type=int, help="override the C epochs (30,000)")
+    ap.add_argument("--progress", action="store_true", help="show a progress bar")
+    args = ap.parse_args(argv)
+    changes = {name: getattr(args, name) for name in ("pairs", "epochs_ab", "epochs_c") if getattr(args, name)}
+    command = " ".join(["python -m seqlearn.lowrank.memory", *(sys.argv[1:] if argv is None else argv)])
+    results = paper_results(
+        args.seeds, protocol=MemoryProtocol.paper(**changes), noises=args.noises, out=args.out, command=command,
+        progress=args.progress,
+    )  # fmt: skip
+    for run in results["runs"]:
+        acc = run["accuracy"]["pairs"]
+        line = ", ".join(
+            f"noise {noise}: C visible {np.mean(acc[noise]['C']['visible']):.2f} invisible "
+            f"{np.mean(acc[noise]['C']['invisible']):.2f}"
+            for noise in acc
+        )
+        print(f"seed {run['seed']} ({run['seconds']:.0f} s): {line}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""seqlearn.lowrank.memory: the protocol's two scales, the split by pair, the Gram and balance checks of a run, and
+the shipped results regenerated at a reduced size through the same entry point."""
+
+import json
+
+import numpy as np
+import pytest
+
+from seqlearn.lowrank.memory import (
+    SPLITS,
+    TIMES,
+    MemoryProtocol,
+    decode_times,
+    load_results,
+    main,
+    memory_experiment,
+    paper_results,
+    twin_start,
+)
+from seqlearn.lowrank.memory import _split as split_networks
+from seqlearn.lowrank.overlaps import gram
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def test_the_default_protocol_is_the_chapters_scale_and_paper_is_the_papers():
+    chapter = MemoryProtocol()
+    assert (chapter.pairs, chapter.dt, chapter.batch, chapter.pool) == (8, 0.1, 32, 1024)
+    assert (chapter.epochs_ab, chapter.eta_ab, chapter.epochs_c, chapter.eta_c) == (800, 0.02, 800, 5e-3)
+    assert (chapter.update, chapter.read, chapter.split, chapter.max_step) == ("simultaneous", "before", "labels", None)
+    paper = MemoryProtocol.paper()
+    assert (paper.pairs, paper.dt, paper.batch, paper.pool) == (10, 0.05, 128, None)
+    assert (paper.epochs_ab, paper.eta_ab, paper.epochs_c, paper.eta_c) == (30_000, 0.01, 30_000, 1e-3)
+    assert (paper.update, paper.read, paper.split, paper.max_step) == ("sequential", "after", "pairs", None)
+    assert paper.drop_below == chapter.drop_below == 0.015
+    assert paper.gram_start and not chapter.gram_start
+    assert MemoryProtocol.paper(pairs=4).pairs == 4
+
+
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        ({"pairs": 2}, ValueError, "pairs must be an int >= 3"),
+        ({"update": "parallel"}, ValueError, "update must be one of"),
+        ({"read": "now"}, ValueError, "read must be one of"),
+        ({"split": "twins"}, ValueError, "split must be one of"),
+        ({"pool": 0}, ValueError, "pool must be an int >= 1"),
+        ({"eta_c": 0.0}, ValueError, "eta_c must be"),
+        ({"epochs": 3}, TypeError, r"unknown protocol fields \['epochs'\]"),
+    ],
+)
+def test_bad_protocols_are_refused(change, error, match):
+    with pytest.raises(error, match=match):
+        MemoryProtocol().replace(**change)
+
+
+def test_gram_starts_are_positive_definite_and_plain_starts_are_the_papers_draws():
+    plain, checked = twin_start(300, 4), twin_start(300, 4, gram=True)
+    smallest = np.linalg.eigvalsh(gram(plain))[:, 0]
+    assert (smallest < 0).mean() > 0.05  # the paper's draws are often no Gram matrix
+    assert np.linalg.eigvalsh(gram(checked))[:, 0].min() > 0
+    kept = smallest > 0  # the first draw of every start that was one is kept as it is
+    np.testing.assert_array_equal(checked[kept], plain[kept])
+
+
+def test_the_pair_split_holds_out_both_twins_and_the_label_split_need_not():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        test = split_networks(10, 2, True, rng)  # twins A, then twins B
+        np.testing.assert_array_equal(test[:10], test[10:])
+        assert test.sum() == 4
+    apart = [not np.array_equal(t[:10], t[10:]) for t in (split_networks(10, 2, False, rng) for _ in range(20))]
+    assert np.mean(apart) > 0.5
+
+
+def test_decode_times_splits_by_pair_after_the_start_only_when_asked():
+    """Twins B = twins A shifted by a per-pair constant: held-out pairs cannot be told apart, seen pairs can."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 1, 8, 10)) * 2
+    sigma = np.concatenate([a, a + rng.standard_normal((1, 1, 8, 10)) * 0.05], axis=1)
+    by_pairs = decode_times(sigma, split="pairs", resamples=20, rng=0)
+    assert sorted(by_pairs) == sorted((t, f) for t in TIMES for f in ("visible", "invisible"))
+    assert all(v.shape == (20,) for v in by_pairs.values())
+    np.testing.assert_array_equal(
+        by_pairs["start", "visible"], decode_times(sigma, split="labels", rng=0)["start", "visible"][:20]
+    )
+
+
+def test_paper_protocol_at_a_small_size_runs_with_fresh_trials_and_reports_its_checks():
+    small = {"pairs": 3, "batch": 4, "epochs_ab": 6, "epochs_c": 4, "resamples": 3}
+    runs = {u: memory_experiment(protocol=MemoryProtocol.paper(update=u, **small), rng=2, progress=False)
+            for u in ("sequential", "simultaneous")}  # fmt: skip
+    run = runs["sequential"]
+    assert run.protocol.pool is None and run.protocol.read == "after"
+    assert run.sigma.shape == (3, 2, 3, 10) and run.loss.shape == (10, 2, 3)
+    assert run.smallest_eigenvalue.shape == run.gram_valid.shape == (3, 2, 3)
+    assert run.balance_drift.shape == (2, 2, 3)
+    np.testing.assert_array_equal(run.twin_difference[0], 0.0)
+    assert np.isfinite(run.loss).all()
+    assert runs["simultaneous"].balance_drift.max() < 1e-12 < run.balance_drift.max()
+    np.testing.assert_array_equal(run.gram_valid, run.smallest_eigenvalue >= -1e-12)
+
+
+def test_shipped_results_regenerate_at_a_reduced_size_and_reload_equal(tmp_path):
+    """``python -m seqlearn.lowrank.memory`` (its ``main``) at 3 pairs and a few epochs: the file's schema, and the
+    file reloads equal to the in-memory results of the same call."""
+    out = tmp_path / "memory.json"
+    argv = ["--out", str(out), "--seeds", "0", "1", "--pairs", "3", "--epochs-ab", "5", "--epochs-c", "4"]
+    main(argv)
+    saved = load_results(out)
+    assert saved["command"] == "python -m seqlearn.lowrank.memory " + " ".join(argv)
+    assert set(saved) == {"command", "machine", "wall_seconds", "cpu_seconds", "protocol", "overlaps", "times",
+                          "noises", "loss_epochs", "runs"}  # fmt: skip
+    assert {"cpu", "cores", "python", "numpy", "kernel"} <= set(saved["machine"])
+    assert saved["protocol"] == {**MemoryProtocol.paper().__dict__, "pairs": 3, "epochs_ab": 5, "epochs_c": 4}
+    assert saved["noises"] == [0.0, 0.3] and [run["seed"] for run in saved["runs"]] == [0, 1]
+    run = saved["runs"][0]
+    assert np.shape(run["sigma"]) == (3, 2, 3, 10) and np.shape(run["twin_difference"]) == (3, 3, 10)
+    assert np.shape(run["loss"]) == (len(saved["loss_epochs"]), 2, 3) and saved["loss_epochs"][-1] == 8
+    assert np.shape(run["gram_valid"]) == (3, 2, 3) and np.shape(run["balance_drift"]) == (2, 2, 3)
+    assert set(run["accuracy"]) == set(SPLITS)
+    for split in SPLITS:
+        assert set(run["accuracy"][split]) == {"0.0", "0.3"}
+        for noise in ("0.0", "0.3"):
+            assert np.shape(run["accuracy"][split][noise]["C"]["invisible"]) == (50,)
+    again = paper_results(
+        [0, 1], protocol=MemoryProtocol.paper(pairs=3, epochs_ab=5, epochs_c=4), command=saved["command"],
+        out=tmp_path / "again.json",
+    )  # fmt: skip
+    assert load_results(tmp_path / "again.json") == again
+    for key in ("protocol", "overlaps", "times", "noises", "loss_epochs", "command"):
+        assert again[key] == saved[key]
+    for a, b in zip(again["runs"], saved["runs"]):
+        assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
+    json.dumps(again)  # plain JSON types throughout
