@@ -1,7 +1,7 @@
 """Benchmark: Chapter 6's overlap ODE (and the exact overlap map) against the full rank-1 network.
 
     python bench/lowrank.py [--quick] [--skip-gpu] [--threads 1] [--sizes 512,1024,2048,4096,8192]
-                            [--epochs-linear 5] [--check-linear 50] [--epochs-erf 3] [--check-erf 20]
+                            [--epochs-linear 5] [--check-linear 50] [--epochs-erf 3] [--check-erf 20] [--repeats 9]
 
 1. Linear rank-1 network, filter task (c* 0.2, dt 0.05, T 400, eta 5e-3): seconds per
    gradient-descent epoch of the full network on vectors, by backpropagation through time in NumPy
@@ -20,8 +20,15 @@
 3. On a GPU (``torch.cuda.is_available()``): the full networks of 1 and 2 (the torch paths) with
    ``device="cuda"`` at the same N, seconds per epoch and the ratio GPU / CPU; otherwise one line
    says the GPU rows were skipped.
+4. One overlap-space gradient step at the paper's memory experiment's size (20 networks x 128 trials x
+   T 400, flip-flop trials, float64): ``overlap_gradient``'s loss and gradient by the former torch adjoint
+   recursion (kept in tests/test_lowrank_kernel.py as the reference) against the kernel's NumPy loop and
+   its numba loop on 1 and 2 threads (``seqlearn.lowrank._kernel``); CPU and wall ms per step, the median
+   of ``--repeats`` calls each, the engines interleaved (target: <= 10 ms on two cores), and the largest
+   relative difference from the former adjoint.
 
-``--quick`` runs N in {512, 1024} with a few epochs (a smoke test, < 30 s); ``--skip-gpu`` skips
+``--quick`` runs N in {512, 1024} with a few epochs and 2 repeats in section 4 (a smoke test, < 30 s);
+``--skip-gpu`` skips
 section 3. The CPU rows use ``--threads`` torch threads (default 1: with two threads on a machine
 whose cores are busy with other work, the erf rows at N >= 4096 slowed to seconds per epoch).
 """
@@ -38,9 +45,11 @@ import numpy as np
 import torch
 from _machine import cpu_name, cuda_names, load
 
-from seqlearn.lowrank.erf import recommended_init, train_full, train_overlaps
+from seqlearn.lowrank import _kernel
+from seqlearn.lowrank.erf import overlap_gradient, recommended_init, train_full, train_overlaps
 from seqlearn.lowrank.linear import Phase, filter_loss, filter_task, gd_overlaps, gd_vectors, network_output_torch
 from seqlearn.lowrank.linear import random_vectors as linear_vectors
+from seqlearn.lowrank.memory import twin_start
 from seqlearn.lowrank.overlaps import overlaps
 from seqlearn.lowrank.tasks import flip_flop
 
@@ -229,6 +238,81 @@ def gpu_section(sizes, epochs_linear: int, epochs_erf: int, cpu_linear: dict, cp
         print(f"   {'erf GPU':11} {N:5d} {t_gpu:8.4f} {cpu_erf[N]:8.4f} {t_gpu / cpu_erf[N]:8.2f}")
 
 
+# --- 4. the overlap-space step of the memory experiment -----------------------------------------------
+
+STEP_NETS, STEP_BATCH = 20, 128
+
+
+def former_adjoint():
+    """The former torch adjoint recursion (the tests' reference class), loaded from its test module."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "tests" / "test_lowrank_kernel.py"
+    spec = importlib.util.spec_from_file_location("lowrank_kernel_reference", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TorchAdjoint
+
+
+def step_section(repeats: int) -> None:
+    rng = np.random.default_rng(0)
+    pool = flip_flop(512, rng=rng, dt=DT, stim_range=(1.0, 2.0), input_amp=2.0, target_amp=1.0)
+    picks = rng.integers(0, 512, (STEP_NETS, STEP_BATCH))
+    batch = tuple(a[picks] for a in pool)
+    sigma = np.concatenate([twin_start(STEP_NETS // 2, rng)] * 2)
+    T = batch[0].shape[-1]
+    print(
+        f"\n4. erf overlap-space step, memory experiment size ({STEP_NETS} nets x {STEP_BATCH} trials x T {T}, "
+        f"float64): ms per step (median of {repeats}, engines interleaved)"
+    )
+    adjoint = former_adjoint()
+    x, y, mask = (torch.as_tensor(a) for a in batch)
+
+    def former():
+        with torch.no_grad():
+            run = adjoint(torch.as_tensor(sigma), x, DT)
+            return run.gradient(2 * mask * (run.y_hat - y) / mask.sum((-2, -1))[..., None, None]).numpy()
+
+    def kernel(engine: str, threads: int):
+        def step():
+            if engine == "numba":
+                import numba
+
+                numba.set_num_threads(threads)
+            os.environ["SEQLEARN_NUMBA"] = "1" if engine == "numba" else "0"
+            return overlap_gradient(sigma, batch, dt=DT, device="cpu")[1].numpy()
+
+        return step
+
+    rows = {"torch adjoint (former)": former, "kernel, NumPy loop": kernel("numpy", 1)}
+    if "numba" in _kernel.ENGINES:
+        import numba
+
+        rows |= {
+            f"kernel, numba {n} thread(s)": kernel("numba", n) for n in (1, 2) if n <= numba.config.NUMBA_NUM_THREADS
+        }
+    else:
+        print("   (numba is not installed: pip install seqlearn[fast] for its rows)")
+    reference = former()
+    for step in rows.values():
+        step()  # warm-up: compilation, first allocations
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
+    for _ in range(repeats):
+        for name, step in rows.items():
+            cpu, wall = time.process_time(), time.perf_counter()
+            step()
+            times[name].append((time.process_time() - cpu, time.perf_counter() - wall))
+    print(f"   {'row':5} {'engine':28} {'CPU ms':>8} {'wall ms':>8} {'max rel diff':>12}")
+    for name, step in rows.items():
+        cpu = statistics.median(t[0] for t in times[name]) * 1e3
+        wall = statistics.median(t[1] for t in times[name]) * 1e3
+        diff = np.abs(step() - reference).max() / np.abs(reference).max()
+        print(f"   {'step':5} {name:28} {cpu:8.1f} {wall:8.1f} {diff:12.1e}")
+    os.environ.pop("SEQLEARN_NUMBA", None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="N in {512, 1024}, few epochs: a smoke test (< 30 s)")
@@ -239,6 +323,9 @@ def main() -> None:
     ap.add_argument("--check-linear", type=int, default=None, help="linear epochs before comparing (50; quick 5)")
     ap.add_argument("--epochs-erf", type=int, default=None, help="timed erf epochs (default 3; quick 1)")
     ap.add_argument("--check-erf", type=int, default=None, help="erf epochs before comparing (20; quick 2)")
+    ap.add_argument(
+        "--repeats", type=int, default=None, help="timed calls per engine in section 4 (default 9; quick 2)"
+    )
     args = ap.parse_args()
     sizes = tuple(int(n) for n in args.sizes.split(",")) if args.sizes else (QUICK_SIZES if args.quick else SIZES)
     epochs_linear = args.epochs_linear or (2 if args.quick else 5)
@@ -263,6 +350,7 @@ def main() -> None:
         print("\n3. Full networks on the GPU: skipped (--skip-gpu)")
     else:
         gpu_section(sizes, epochs_linear, epochs_erf, cpu_linear, cpu_erf)
+    step_section(args.repeats or (2 if args.quick else 9))
 
 
 if __name__ == "__main__":
