@@ -4,7 +4,8 @@
 - ``make test`` runs the tests on two pytest-xdist workers with ``--dist loadfile``: each module on
   one worker, so its module-scoped fixtures are built once. Every test that needs an executed
   chapter is in ``test_chapters.py``, where :func:`chapter_runs` executes each chapter once for all
-  of them; that module is collected first, so its long runs start at once.
+  of them; ``test_chapters_native.py`` executes each once more on another floating-point path.
+  Those two modules are collected first, so their long runs start at once, one on each worker.
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ from pathlib import Path
 
 import pytest
 
+from seqlearn.device import CPU_KERNEL_PINS
 from seqlearn.notebooks import NotebookError, RunReport, execute_notebook
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 CHAPTER_CELL_TIMEOUT = 300
 """Seconds per cell when a chapter is executed for the tests."""
-FIRST_MODULE = "test_chapters.py"
-"""The module collected first: the chapters' executions, the longest work of a test run."""
+FIRST_MODULES = ("test_chapters.py", "test_chapters_native.py")
+"""The modules collected first: the chapters' executions, the longest work of a test run."""
 
 
 def pytest_collection_modifyitems(config, items):
@@ -39,19 +41,22 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
-    items.sort(key=lambda item: item.path.name != FIRST_MODULE)  # stable: the rest stays in collection order
+    first = {name: rank for rank, name in enumerate(FIRST_MODULES)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest stays in collection order
 
 
 class ChapterRuns:
     """Each chapter executed at most once per test process, with its offline page and executed notebook.
 
     Runs as the chapter tests always have: on the CPU (``SEQLEARN_DEVICE=cpu``), two threads, the
-    kernel pins of :func:`seqlearn.notebooks.execute_notebook`. A chapter that fails is not run
-    again: each test asking for it gets the same :class:`~seqlearn.notebooks.NotebookError`.
+    kernel pins of :func:`seqlearn.notebooks.execute_notebook` (``kernels``: the
+    ``SEQLEARN_PIN_KERNELS`` setting, see :func:`seqlearn.device.kernel_path`). A chapter that
+    fails is not run again: each test asking for it gets the same
+    :class:`~seqlearn.notebooks.NotebookError`.
     """
 
-    def __init__(self, out: Path):
-        self.out = out
+    def __init__(self, out: Path, kernels: str = "avx2"):
+        self.out, self.kernels = out, kernels
         self._done: dict[Path, RunReport | NotebookError] = {}
 
     def __call__(self, path: Path) -> RunReport:
@@ -66,6 +71,9 @@ class ChapterRuns:
         with pytest.MonkeyPatch.context() as env:
             env.setenv("SEQLEARN_DEVICE", "cpu")
             env.setenv("OMP_NUM_THREADS", "2")
+            env.setenv("SEQLEARN_PIN_KERNELS", self.kernels)
+            for name in CPU_KERNEL_PINS:  # the setting decides them all
+                env.delenv(name, raising=False)
             try:
                 return execute_notebook(
                     path, timeout=CHAPTER_CELL_TIMEOUT, html_dir=self.out / "html", executed_dir=self.out / "executed"
@@ -78,6 +86,13 @@ class ChapterRuns:
 def chapter_runs(tmp_path_factory) -> ChapterRuns:
     """``chapter_runs(path)``: the :class:`~seqlearn.notebooks.RunReport` of the chapter at ``path``."""
     return ChapterRuns(tmp_path_factory.mktemp("chapter-runs"))
+
+
+@pytest.fixture(scope="session")
+def baseline_chapter_runs(tmp_path_factory) -> ChapterRuns:
+    """``baseline_chapter_runs(path)``: as :func:`chapter_runs`, on the oldest x86-64 code paths
+    (``SEQLEARN_PIN_KERNELS=baseline``): another floating-point path than the pins' on every x86 CPU."""
+    return ChapterRuns(tmp_path_factory.mktemp("baseline-chapter-runs"), kernels="baseline")
 
 
 @pytest.fixture(scope="module")
