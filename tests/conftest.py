@@ -4,8 +4,9 @@
 - ``make test`` runs the tests on two pytest-xdist workers with ``--dist loadfile``: each module on
   one worker, so its module-scoped fixtures are built once. Every test that needs an executed
   chapter is in ``test_chapters.py``, where :func:`chapter_runs` executes each chapter once for all
-  of them; ``test_chapters_native.py`` executes each once more on another floating-point path.
-  Those two modules are collected first, so their long runs start at once, one on each worker.
+  of them; that module is collected first, so its long runs start at once.
+  ``test_chapters_native.py`` executes each chapter once more on another floating-point path; it is
+  collected last, so those runs do not compete with the budget runs for the two cores.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 CHAPTER_CELL_TIMEOUT = 300
 """Seconds per cell when a chapter is executed for the tests."""
-FIRST_MODULES = ("test_chapters.py", "test_chapters_native.py")
-"""The modules collected first: the chapters' executions, the longest work of a test run."""
+FIRST_MODULE, LAST_MODULE = "test_chapters.py", "test_chapters_native.py"
+"""The chapters' executions, the longest work of a test run: the budget runs first, the others last."""
 
 
 def pytest_collection_modifyitems(config, items):
@@ -41,8 +42,8 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
-    first = {name: rank for rank, name in enumerate(FIRST_MODULES)}
-    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest stays in collection order
+    rank = {FIRST_MODULE: 0, LAST_MODULE: 2}
+    items.sort(key=lambda item: rank.get(item.path.name, 1))  # stable: the rest stays in collection order
 
 
 class ChapterRuns:
