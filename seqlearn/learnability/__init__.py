@@ -57,6 +57,7 @@ _LAZY = {
         "r2_score",
         "train_regressor",
     ],
+    "ensemble": ["train_ensemble"],
     "matched": [
         "random_directions",
         "sensitivities",

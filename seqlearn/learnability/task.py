@@ -174,6 +174,12 @@ def _mse(model: GatedRegressor, batch):
     return torch.mean((model(x) - y) ** 2), y.numel()
 
 
+def _adamw(params, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW over ``params`` at rate ``lr`` (> 0) and decoupled weight decay ``weight_decay`` (>= 0)."""
+    lr, weight_decay = real(lr, "lr", low=0.0, low_open=True), real(weight_decay, "weight_decay", low=0.0)
+    return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+
+
 def train_regressor(
     model: GatedRegressor,
     train: DelayedRegression,
@@ -199,8 +205,7 @@ def train_regressor(
     if not isinstance(model, GatedRegressor):
         raise TypeError(f"model must be a GatedRegressor, got {type(model).__name__}")
     batch_size = integer(batch_size, "batch_size", low=1)
-    lr = real(lr, "lr", low=0.0, low_open=True)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=real(weight_decay, "weight_decay", low=0.0))
+    optimizer = _adamw(model.parameters(), lr, weight_decay)
     history = fit(
         model,
         _mse,
