@@ -300,6 +300,20 @@ def test_experiment_outputs_are_sane_and_workers_do_not_change_them():
     assert const.slope == pytest.approx(math.log(0.95), abs=0.02)
 
 
+def test_a_seed_trained_beside_others_is_the_seed_trained_alone():
+    """Each architecture's seeds are one ensemble: seed 1's run equals its run in a job of its own."""
+    archs = ("lstm", "const")  # in no particular order: the jobs run heaviest first, the keys come back as asked
+    both = learnability_experiment(archs, seeds=(2, 1), config=TINY, workers=2, progress=False)
+    alone = learnability_experiment(archs, seeds=(1,), config=TINY, progress=False)
+    assert list(both) == [("lstm", 2), ("const", 2), ("lstm", 1), ("const", 1)]
+    for key, d in alone.items():
+        np.testing.assert_allclose(both[key].train_loss, d.train_loss, rtol=1e-6)
+        np.testing.assert_allclose(both[key].f, d.f, rtol=1e-5)
+        assert both[key].r2 == pytest.approx(d.r2, rel=1e-5)
+        assert both[key].seconds["training"] > 0
+    assert not np.allclose(both["lstm", 2].train_loss, both["lstm", 1].train_loss)  # each seed its own data
+
+
 def test_config_a_is_the_papers_first_full_run():
     a = Tier2Config.config_a()
     assert (a.T, a.D, a.H, a.task_lags, a.noise_std, a.epochs, a.batch_size, a.lr) == (
@@ -315,6 +329,8 @@ def test_bad_pipeline_input_is_refused():
         learnability_experiment(["elman"], config=TINY, progress=False)
     with pytest.raises(TypeError, match="Tier2Config"):
         learnability_experiment(config={"T": 16}, progress=False)
+    with pytest.raises(ValueError, match="distinct"):
+        learnability_experiment(["const"], seeds=(1, 1), config=TINY, progress=False)
 
 
 @pytest.mark.gpu

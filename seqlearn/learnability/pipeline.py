@@ -30,17 +30,19 @@ from ..device import resolve_device
 from ..parallel import map_in_workers
 from ..validation import choice, int_array, integer, real
 from .effective_rates import adaptive_rates, base_rates, transport
+from .ensemble import train_ensemble
 from .fits import LineFit, envelope_fits, master_law_fit, unit_time_scales
 from .masterlaw import MasterLawTest, master_law_test
 from .matched import matched_statistic_and_terms, random_directions, sensitivities
 from .models import ARCHITECTURES
 from .stable import ecf_alpha
-from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score, train_regressor
+from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score
 from .window import learnability_window, required_samples
 
 __all__ = ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"]
 
 MAX_INSTANTANEOUS = 100_000  # instantaneous samples per lag given to the ECF (the paper's subsample)
+HEAVIEST_FIRST = ("gru", "lstm", "diag", "shared", "const")  # learnability_experiment's jobs by CPU cost
 
 
 @dataclass
@@ -303,24 +305,30 @@ class Tier2Config:
         )
 
 
-def _train_and_diagnose(config: Tier2Config, architecture: str, seed: int, device, progress: bool) -> Diagnostics:
-    """One architecture, one seed: data, training, diagnostics."""
+def _train_and_diagnose(
+    config: Tier2Config, architecture: str, seeds: list[int], device, progress: bool
+) -> list[Diagnostics]:
+    """One architecture, all its seeds: each seed's data, one batched training, each seed's diagnostics."""
     c = config
     task = lambda n, s, u=None: delayed_regression(  # noqa: E731
         n, c.T, c.D, c.task_lags, c.coeffs, c.noise_std, seed=s, u=u
     )
-    train = task(c.n_train, seed)
-    val, diag = task(c.n_val, seed + 10_000, train.u), task(c.n_diag, seed + 20_000, train.u)
-    model = GatedRegressor(architecture, c.D, c.H, s0=c.s0, layernorm=c.layernorm, seed=seed, device=device)
-    start = time.perf_counter()
-    history, optimizer = train_regressor(
-        model, train, val, c.epochs, c.batch_size, c.lr, c.weight_decay, c.clip, seed, device, progress
+    trains = [task(c.n_train, s) for s in seeds]
+    vals = [task(c.n_val, s + 10_000, train.u) for s, train in zip(seeds, trains)]
+    models = [
+        GatedRegressor(architecture, c.D, c.H, s0=c.s0, layernorm=c.layernorm, seed=s, device=device) for s in seeds
+    ]
+    fitted = train_ensemble(
+        models, trains, vals, seeds, c.epochs, c.batch_size, c.lr, c.weight_decay, c.clip, device, progress
     )
-    trained = time.perf_counter() - start
-    result = diagnose(model, optimizer, diag, c.lags, c.K, eps=c.eps, seed=seed, chunk=c.chunk, progress=progress)
-    result.train_loss, result.val_loss = history.train_loss, history.val_loss
-    result.seconds["training"] = trained
-    return result
+    results = []
+    for s, train, model, (history, optimizer) in zip(seeds, trains, models, fitted):
+        diag = task(c.n_diag, s + 20_000, train.u)
+        result = diagnose(model, optimizer, diag, c.lags, c.K, eps=c.eps, seed=s, chunk=c.chunk, progress=progress)
+        result.train_loss, result.val_loss = history.train_loss, history.val_loss
+        result.seconds["training"] = history.seconds / len(seeds)  # this seed's share of the batched training
+        results.append(result)
+    return results
 
 
 def learnability_experiment(
@@ -333,23 +341,34 @@ def learnability_experiment(
 ) -> dict[tuple[str, int], Diagnostics]:
     r"""Train and diagnose each architecture for each seed: ``{(architecture, seed): Diagnostics}``.
 
-    ``workers > 1`` runs that many jobs at a time in forked CPU processes, one thread each (where
-    the platform can fork and the device is the CPU; elsewhere one after the other): the same
-    results, each job seeded on its own.
+    One job per architecture: its seeds trained as one ensemble
+    (:func:`~seqlearn.learnability.ensemble.train_ensemble`: every seed exactly as
+    :func:`~seqlearn.learnability.task.train_regressor` trains it alone, at a fraction of the
+    cost), then each seed diagnosed. ``workers > 1`` runs that many jobs at a time in forked CPU
+    processes, one thread each, the heaviest first (where the platform can fork and the device is
+    the CPU; elsewhere one after the other): the same results, each job seeded on its own. A
+    result's ``seconds["training"]`` is its seed's share of the ensemble's training time.
     """
     from tqdm.auto import tqdm
 
     config = config or Tier2Config()
     if not isinstance(config, Tier2Config):
         raise TypeError(f"config must be a Tier2Config, got {type(config).__name__}")
-    architectures = [choice(a, "architecture", ARCHITECTURES) for a in architectures]
+    architectures = list(dict.fromkeys(choice(a, "architecture", ARCHITECTURES) for a in architectures))
     seeds = [int(s) for s in int_array(seeds, "seeds", ndim=1, low=0)]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     workers = integer(workers, "workers", low=1)
     device = resolve_device(device)
-    jobs = [(a, s) for s in seeds for a in architectures]
+    jobs = sorted(architectures, key=HEAVIEST_FIRST.index)
     inner = progress and workers == 1
-    with tqdm(total=len(jobs), disable=not progress, desc="architectures") as bar:
+    with tqdm(total=len(jobs) * len(seeds), disable=not progress, desc="runs") as bar:
         results = map_in_workers(
-            lambda a, s: _train_and_diagnose(config, a, s, device, inner), jobs, workers, bar.update, device
+            lambda a: _train_and_diagnose(config, a, seeds, device, inner),
+            [(a,) for a in jobs],
+            workers,
+            lambda: bar.update(len(seeds)),
+            device,
         )
-    return dict(zip(jobs, results))
+    found = {(a, s): d for a, per_seed in zip(jobs, results) for s, d in zip(seeds, per_seed)}
+    return {(a, s): found[a, s] for s in seeds for a in architectures}
