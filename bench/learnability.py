@@ -2,7 +2,7 @@
 
     python bench/learnability.py [--quick] [--skip-cpu] [--epochs-a 2] [--diag-a 64]
                                  [--architectures const,shared,diag,gru,lstm] [--arch diag]
-                                 [--repeats 3] [--device-a cuda]
+                                 [--repeats 3] [--device-a cuda] [--seeds 2]
 
 1. The whole Tier 2 experiment at the chapter's scale (``Tier2Config()``'s defaults, printed in the
    section's title) on the CPU, one torch thread per process as the pipeline runs it: per
@@ -30,8 +30,14 @@
    paper's whole run (5 seeds x 5 architectures), against the paper's "roughly one day per DGX
    Spark run" (its README; a DGX Spark is a GB10, not the GPU measured here).
 
+4. The seeds of one architecture trained together: for each architecture, ``--seeds`` seeds trained
+   by one ``train_regressor`` call each against one ``train_ensemble`` (the pipeline's way), at the
+   chapter's scale on the CPU, one torch thread: CPU seconds (``time.process_time``) and wall seconds
+   of each, the two runs interleaved (the first one alternates between architectures), their
+   ratios, and the largest difference between the two runs' trained parameters (0: bit for bit).
+
 ``--quick`` runs every section on a tiny config (seconds, a smoke test: its numbers say nothing
-about the chapter); ``--skip-cpu`` skips sections 1 and 2.
+about the chapter); ``--skip-cpu`` skips sections 1, 2 and 4.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from _machine import cpu_name, cuda_names, load
 from torch.func import functional_call
 
 from seqlearn.learnability.effective_rates import adaptive_rates, base_rates, transport, transport_loop
+from seqlearn.learnability.ensemble import train_ensemble
 from seqlearn.learnability.matched import matched_statistic, random_directions, sensitivities
 from seqlearn.learnability.models import ARCHITECTURES
 from seqlearn.learnability.pipeline import MAX_INSTANTANEOUS, Diagnostics, Tier2Config, learnability_experiment
@@ -291,6 +298,72 @@ def config_a_on(device: str, quick: bool, architectures: list[str], epochs: int,
     )
 
 
+# --- 4. the seeds of one architecture: one run each against one ensemble -----------------------------------
+
+
+def seed_runs(config: Tier2Config, arch: str, seeds: list[int]) -> list[GatedRegressor]:
+    """The seeds' models, untrained, as the pipeline builds them."""
+    c = config
+    return [GatedRegressor(arch, c.D, c.H, s0=c.s0, layernorm=c.layernorm, seed=s, device="cpu") for s in seeds]
+
+
+def ensemble_data(c: Tier2Config, seeds: list[int]):
+    """Each seed's training and validation sets, as the pipeline draws them."""
+    trains = [delayed_regression(c.n_train, c.T, c.D, c.task_lags, c.coeffs, c.noise_std, seed=s) for s in seeds]
+    vals = [
+        delayed_regression(c.n_val, c.T, c.D, c.task_lags, c.coeffs, c.noise_std, seed=s + 10_000, u=t.u)
+        for s, t in zip(seeds, trains)
+    ]
+    return trains, vals
+
+
+def train_separately(models, trains, vals, seeds, run) -> None:
+    for model, train, val, s in zip(models, trains, vals, seeds):
+        train_regressor(model, train, val, *run, s, "cpu", False)
+
+
+def train_together(models, trains, vals, seeds, run) -> None:
+    train_ensemble(models, trains, vals, seeds, *run, "cpu", False)
+
+
+def timed(f: Callable, *args) -> tuple[float, float]:
+    """CPU and wall seconds of ``f(*args)``."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    f(*args)
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def ensemble_against_separate(config: Tier2Config, architectures: list[str], n_seeds: int) -> None:
+    c, seeds = config, list(range(n_seeds))
+    print(f"\n4. {n_seeds} seeds per architecture, one train_regressor each against one train_ensemble ({describe(c)})")
+    trains, vals = ensemble_data(c, seeds)
+    run = (c.epochs, c.batch_size, c.lr, c.weight_decay, c.clip)
+    for f in (train_separately, train_together):  # warm-up: first-call costs (a torch.optim step imports torch._dynamo)
+        f(seed_runs(QUICK, architectures[0], [0]), *ensemble_data(QUICK, [0]), [0], (1, *run[1:]))
+    print(
+        f"   {'architecture':12} {'separate cpu s':>14} {'wall s':>7} {'ensemble cpu s':>14} {'wall s':>7} "
+        f"{'ratio cpu':>9} {'ratio wall':>10} {'max |diff|':>10}"
+    )
+    for k, arch in enumerate(architectures):
+        models = {"separate": seed_runs(c, arch, seeds), "ensemble": seed_runs(c, arch, seeds)}
+        train = {"separate": train_separately, "ensemble": train_together}
+        spent = {
+            name: timed(train[name], models[name], trains, vals, seeds, run) for name in list(train)[:: 1 - 2 * (k % 2)]
+        }
+        (cpu_s, wall_s), (cpu_e, wall_e) = spent["separate"], spent["ensemble"]
+        pairs = zip(models["separate"], models["ensemble"])
+        diff = max(
+            float((p - q).abs().max())
+            for a, b in pairs
+            for p, q in zip(a.state_dict().values(), b.state_dict().values())
+        )
+        print(
+            f"   {arch:12} {cpu_s:14.2f} {wall_s:7.2f} {cpu_e:14.2f} {wall_e:7.2f} "
+            f"{cpu_s / cpu_e:9.2f} {wall_s / wall_e:10.2f} {diff:10.1e}"
+        )
+    print(f"   ({load()}; ratios: separate over ensemble; the first run alternates between architectures)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a tiny config: a smoke test in seconds")
@@ -301,13 +374,14 @@ def main() -> None:
     ap.add_argument("--arch", default="diag", help="the architecture of section 2")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--device-a", default="cuda", help="the device of section 3 (cpu: exercise it without a GPU)")
+    ap.add_argument("--seeds", type=int, default=2, help="seeds per architecture in section 4")
     args = ap.parse_args()
     architectures = args.architectures.split(",")
     unknown = sorted(set(architectures + [args.arch]) - set(ARCHITECTURES))
     if unknown:
         ap.error(f"unknown architecture(s) {unknown}; choose from {ARCHITECTURES}")
-    if args.epochs_a < 1 or args.diag_a < 1 or args.repeats < 1:
-        ap.error("--epochs-a, --diag-a and --repeats must be >= 1")
+    if args.epochs_a < 1 or args.diag_a < 1 or args.repeats < 1 or args.seeds < 1:
+        ap.error("--epochs-a, --diag-a, --repeats and --seeds must be >= 1")
     default_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the pipeline's workers run
     config = QUICK if args.quick else Tier2Config()
@@ -323,6 +397,9 @@ def main() -> None:
     torch.set_num_threads(default_threads)
     n_diag = min(args.diag_a, QUICK.chunk) if args.quick else args.diag_a
     config_a_on(args.device_a, args.quick, architectures, args.epochs_a, n_diag)
+    if not args.skip_cpu:
+        torch.set_num_threads(1)
+        ensemble_against_separate(config, architectures, args.seeds)
 
 
 if __name__ == "__main__":
