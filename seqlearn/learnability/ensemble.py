@@ -51,12 +51,10 @@ from .task import DelayedRegression, GatedRegressor, _adamw, _batches
 
 __all__ = ["train_ensemble"]
 
-Params = dict[
-    str, torch.Tensor
-]  # the cell's stacked tensors by attribute name (W_x, norm.weight, s, ...), each (S, ...)
+Params = dict[str, torch.Tensor]  # the cell's stacked tensors by attribute name (W_x, norm.weight, s), each (S, ...)
 Grads = dict[str, torch.Tensor | None]  # their gradients, summed as backpropagation goes
 
-_tanh_backward = torch.ops.aten.tanh_backward.default  # the kernels autograd's TanhBackward0, ... call
+_tanh_backward = torch.ops.aten.tanh_backward.default  # the kernels that autograd's backward nodes call
 _sigmoid_backward = torch.ops.aten.sigmoid_backward.default
 _layer_norm_backward = torch.ops.aten.native_layer_norm_backward.default
 
