@@ -75,6 +75,11 @@ def _inputs(c: torch.Tensor, x: torch.Tensor, W: torch.Tensor) -> tuple[torch.Te
     return _affine(c, x.reshape(S, B * T, D), W).view(S, B, T, -1).unbind(2)
 
 
+def _steps(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """``x`` ``(S, B, T, D)`` as ``T`` contiguous steps ``(S, B, D)``: the weight gradients take them faster."""
+    return x.transpose(1, 2).contiguous().unbind(1)
+
+
 def _weight_grads(g: torch.Tensor, x: torch.Tensor, grads: Grads, w: str, b: str) -> None:
     r"""Add a step's :math:`g^\top x` to ``grads[w]``, :math:`\sum_B g` to ``grads[b]`` (``addmm``'s backward)."""
     grads[w] = _add(grads[w], torch.bmm(g.mT, x))
@@ -113,7 +118,7 @@ class _Leaky:
 
     def prepare(self, p: Params, x: torch.Tensor) -> dict:
         """What the steps read: every step's input terms, the transposed weights, the constant gate."""
-        q: dict[str, Any] = {"x": x.unbind(2), "p": p, "W_hT": p["W_h"].mT, "input": _inputs(p["b_x"], x, p["W_x"])}
+        q: dict[str, Any] = {"x": _steps(x), "p": p, "W_hT": p["W_h"].mT, "input": _inputs(p["b_x"], x, p["W_x"])}
         if self.layernorm:
             q["gamma"], q["beta"] = p["norm.weight"][:, None], p["norm.bias"][:, None]
             q["members"] = [(p["norm.weight"][m], p["norm.bias"][m]) for m in range(x.shape[0])]
@@ -214,7 +219,7 @@ class _GRU:
 
     def prepare(self, p: Params, x: torch.Tensor) -> dict:
         r"""What the steps read: every step's :math:`W_{ih} x_t + b_{ih}`, the transposed weights."""
-        q: dict[str, Any] = {"x": x.unbind(2), "p": p, "input": _inputs(p["b_ih"], x, p["W_ih"])}
+        q: dict[str, Any] = {"x": _steps(x), "p": p, "input": _inputs(p["b_ih"], x, p["W_ih"])}
         return q | {"W_hhT": p["W_hh"].mT, "b_hh": p["b_hh"][:, None]}
 
     def recurrent(self, q: dict, h: torch.Tensor) -> torch.Tensor:
