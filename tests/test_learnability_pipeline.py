@@ -301,11 +301,11 @@ def test_experiment_outputs_are_sane_and_workers_do_not_change_them():
 
 
 def test_a_seed_trained_beside_others_is_the_seed_trained_alone():
-    """Each architecture's seeds are one ensemble: seed 1's run equals its run in a job of its own."""
-    archs = ("lstm", "const")  # in no particular order: the jobs run heaviest first, the keys come back as asked
+    """Each architecture's seeds are one ensemble (three jobs on two workers: const's seeds one job each)."""
+    archs = ("lstm", "const", "gru")  # the jobs run heaviest first; the keys come back in the order asked
     both = learnability_experiment(archs, seeds=(2, 1), config=TINY, workers=2, progress=False)
     alone = learnability_experiment(archs, seeds=(1,), config=TINY, progress=False)
-    assert list(both) == [("lstm", 2), ("const", 2), ("lstm", 1), ("const", 1)]
+    assert list(both) == [(a, s) for s in (2, 1) for a in archs]
     for key, d in alone.items():
         np.testing.assert_allclose(both[key].train_loss, d.train_loss, rtol=1e-6)
         np.testing.assert_allclose(both[key].f, d.f, rtol=1e-5)

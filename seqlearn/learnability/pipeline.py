@@ -346,8 +346,10 @@ def learnability_experiment(
     :func:`~seqlearn.learnability.task.train_regressor` trains it alone, at a fraction of the
     cost), then each seed diagnosed. ``workers > 1`` runs that many jobs at a time in forked CPU
     processes, one thread each, the heaviest first (where the platform can fork and the device is
-    the CPU; elsewhere one after the other): the same results, each job seeded on its own. A
-    result's ``seconds["training"]`` is its seed's share of the ensemble's training time.
+    the CPU; elsewhere one after the other): the same results, each job seeded on its own. When the
+    architectures do not divide evenly among the workers, the cheapest one's seeds are jobs of
+    their own, which fill the last round. A result's ``seconds["training"]`` is its seed's share
+    of its ensemble's training time.
     """
     from tqdm.auto import tqdm
 
@@ -360,15 +362,19 @@ def learnability_experiment(
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     workers = integer(workers, "workers", low=1)
     device = resolve_device(device)
-    jobs = sorted(architectures, key=HEAVIEST_FIRST.index)
+    jobs = [(a, seeds) for a in sorted(architectures, key=HEAVIEST_FIRST.index)]
+    if workers > 1 and len(seeds) > 1 and len(jobs) % workers:
+        cheapest, _ = jobs.pop()
+        jobs += [(cheapest, [s]) for s in seeds]
     inner = progress and workers == 1
-    with tqdm(total=len(jobs) * len(seeds), disable=not progress, desc="runs") as bar:
+    sizes = iter([len(job_seeds) for _, job_seeds in jobs])  # map_in_workers reports the jobs in order
+    with tqdm(total=len(architectures) * len(seeds), disable=not progress, desc="runs") as bar:
         results = map_in_workers(
-            lambda a: _train_and_diagnose(config, a, seeds, device, inner),
-            [(a,) for a in jobs],
+            lambda a, job_seeds: _train_and_diagnose(config, a, job_seeds, device, inner),
+            jobs,
             workers,
-            lambda: bar.update(len(seeds)),
+            lambda: bar.update(next(sizes)),
             device,
         )
-    found = {(a, s): d for a, per_seed in zip(jobs, results) for s, d in zip(seeds, per_seed)}
+    found = {(a, s): d for (a, job_seeds), done in zip(jobs, results) for s, d in zip(job_seeds, done)}
     return {(a, s): found[a, s] for s in seeds for a in architectures}
