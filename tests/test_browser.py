@@ -38,6 +38,11 @@ ALL_RAN_OR_RAISED = r"""([panel, traceback]) => {
     return prompts.length > 0 && !prompts.some(p => p.includes('*'))
         && (prompts.every(p => /\[\d+\]/.test(p)) || outputs.some(o => o.includes(traceback)));
 }"""
+# True in the page once some code cell is running, queued or done (its prompt is no longer ``[ ]:``).
+SCHEDULED = r"""(panel) => [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+    .some(p => /\[(\*|\d+)\]/.test(p.textContent))"""
+RUN_ALL_TRIES = 3
+SCHEDULE_TIMEOUT_MS = 30_000
 # True in the page once the figure in an explorer's output differs from the one it showed before.
 REDRAWN = """([output, before]) => {
     const image = output.querySelector('img');
@@ -76,10 +81,24 @@ def kernel_idle(panel):
     return panel.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first
 
 
-def run_all_cells(page) -> None:
-    """Run > Run All Cells, from Lab's menu bar."""
-    page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
-    page.locator(".lm-Menu").get_by_role("menuitem", name="Run All Cells", exact=True).click()
+def run_all_cells(page, panel) -> None:
+    """Run > Run All Cells, from Lab's menu bar, until the notebook shows that its cells were scheduled.
+
+    On a loaded machine Lab can take the click before the notebook is wired to its menus and run
+    nothing; a reader would click again, and so does this (at most ``RUN_ALL_TRIES`` times).
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    for _ in range(RUN_ALL_TRIES):
+        panel.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+        page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator(".lm-Menu").get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            page.wait_for_function(SCHEDULED, arg=panel.element_handle(), timeout=SCHEDULE_TIMEOUT_MS)
+            return
+        except PlaywrightTimeoutError:
+            continue
+    pytest.fail(f"Run All Cells scheduled no cell in {RUN_ALL_TRIES} tries; prompts: {prompts(panel)}")
 
 
 def prompts(panel) -> list[str]:
@@ -140,7 +159,7 @@ def test_a_chapter_runs_in_jupyterlab_and_its_explorer_redraws(tmp_path, browser
     with jupyter_lab(tmp_path / "course", env, artifacts / "lab.log") as lab:
         page = browser.new_page(viewport=VIEWPORT)
         panel = open_notebook(page, lab, CHAPTER)
-        run_all_cells(page)
+        run_all_cells(page, panel)
         wait_until_every_cell_ran(page, panel)
         page.screenshot(path=artifacts / "ran.png")
 
