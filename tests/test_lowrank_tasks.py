@@ -21,6 +21,48 @@ def _onsets(x_b: np.ndarray) -> np.ndarray:
     return np.flatnonzero(on & ~np.r_[False, on[:-1]])
 
 
+def _flip_flop_by_trial(B, *, rng, dt, t_max, stim_range, input_amp, target_amp):
+    """The flip-flop trials one trial and one pulse at a time, from the same draws: waits (B, K - 1), then signs (B, K),
+    K the pulses a trial holds when every wait is the shortest."""
+    rng = np.random.default_rng(rng)
+    T, pulse, settle = round(t_max / dt), round(0.5 / dt), round(2.0 / dt)
+    shortest, K, onset = round(2.5 / dt) + int(stim_range[0] / dt), 0, round(0.5 / dt)
+    while onset < T:
+        K, onset = K + 1, onset + shortest
+    K += 1  # the first onset past the trial
+    waits, signs = rng.uniform(*stim_range, (B, K - 1)), rng.choice((-1.0, 1.0), size=(B, K))
+    x, y, mask = np.zeros((B, T)), np.zeros((B, T)), np.zeros((B, T))
+    for b in range(B):
+        onsets, onset = [], round(0.5 / dt)
+        for wait in waits[b]:
+            if onset >= T:
+                break
+            onsets.append(onset)
+            onset += round(2.5 / dt) + int(wait / dt)
+        for k, (onset, next_onset) in enumerate(zip(onsets, onsets[1:] + [T + 1])):
+            x[b, onset : onset + pulse] = signs[b, k] * input_amp
+            y[b, onset:] = signs[b, k] * target_amp
+            mask[b, onset + pulse + settle : next_onset - 1] = 1.0
+    return x, y, mask
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"dt": 0.05, "t_max": 20.0, "stim_range": (1.0, 2.0), "input_amp": 2.0, "target_amp": 1.0},  # task A
+        {"dt": 0.025, "t_max": 20.0, "stim_range": (4.0, 10.0), "input_amp": 1.0, "target_amp": 0.5},  # Fig. 4
+        {"dt": 0.1, "t_max": 7.0, "stim_range": (0.3, 0.35), "input_amp": -1.5, "target_amp": 3.0},
+        {"dt": 0.05, "t_max": 0.4, "stim_range": (1.0, 2.0), "input_amp": 1.0, "target_amp": 1.0},  # no pulse
+    ],
+)
+def test_flip_flop_equals_a_trial_by_trial_loop_over_the_same_draws(settings):
+    for seed in range(3):
+        batch = flip_flop(25, rng=seed, **settings)
+        for got, expected in zip(batch, _flip_flop_by_trial(25, rng=seed, **settings)):
+            np.testing.assert_array_equal(got, expected)
+    assert batch[2].any() == (settings["t_max"] > 3.0)
+
+
 def test_flip_flop_target_is_the_latest_pulse_sign():
     x, y, _ = flip_flop(40, rng=0, dt=DT, input_amp=2.0, target_amp=0.5)
     assert x.shape == y.shape == (40, 400) and x.dtype == np.float64
@@ -79,6 +121,9 @@ def test_teacher_targets_are_the_effective_models_output_and_every_step_counts()
     expected = effective_output(teacher_overlaps(), x, dt=DT, device="cpu").numpy()
     np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12)
     assert np.std(x[:, : round(0.5 / DT)]) == pytest.approx(1.5, rel=0.15)  # noise only, before the first pulse
+    x, y, _ = teacher(8, rng=5, read="after")
+    np.testing.assert_allclose(y, effective_output(teacher_overlaps(), x, dt=DT, read="after", device="cpu").numpy())
+    assert np.abs(y - expected).max() > 1e-3  # the two reads differ
 
 
 def test_tasks_are_reproducible_from_a_seed():
@@ -111,6 +156,7 @@ def test_masked_mse_by_hand_numpy_and_torch_batched_over_networks():
         (lambda: flip_flop(2, stim_range=(5.0, 4.0)), ValueError, "stim_range must be"),
         (lambda: flip_flop(2, stim_range=(1.0,)), ValueError, "stim_range must have shape"),
         (lambda: flip_flop(2, rng="seed"), TypeError, "rng must be"),
+        (lambda: flip_flop(2, dt=6.0, t_max=60.0), ValueError, "dt=6 is too coarse"),
         (lambda: decision_making(2, coherences=[]), ValueError, "coherences must hold"),
         (lambda: decision_making(2, noise_std=-1.0), ValueError, "noise_std must be"),
         (lambda: teacher(2, noise_amp="loud"), TypeError, "noise_amp must be"),

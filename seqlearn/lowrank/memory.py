@@ -46,7 +46,7 @@ import numpy as np
 
 from ..validation import choice, flag, generator, integer, real, real_array
 from . import _kernel
-from .erf import READS, Batch, _loss_gradient, effective_output, teacher_overlaps
+from .erf import READS, Batch, _loss_gradient
 from .overlaps import INVISIBLE, OVERLAPS, UPDATES, VISIBLE, gram, index, update_step
 from .tasks import decision_making, flip_flop, teacher
 
@@ -238,16 +238,10 @@ def _tasks(protocol: MemoryProtocol, rng: np.random.Generator) -> dict[str, Call
     """The three tasks' trial generators, ``n -> (x, y, mask)`` each ``(n, T)``; C's teacher reads as the students."""
     dt = protocol.dt
 
-    def task_c(n: int) -> Batch:
-        x, y, mask = teacher(n, rng=rng, dt=dt)
-        if protocol.read == "after":
-            y = effective_output(teacher_overlaps(), x, dt=dt, read="after", device="cpu").numpy()
-        return x, y, mask
-
     return {
         "A": lambda n: flip_flop(n, rng=rng, dt=dt, stim_range=(1.0, 2.0), input_amp=2.0, target_amp=1.0),
         "B": lambda n: decision_making(n, rng=rng, dt=dt),
-        "C": task_c,
+        "C": lambda n: teacher(n, rng=rng, dt=dt, read=protocol.read),
     }
 
 

@@ -69,14 +69,24 @@ def _stim_range(stim_range) -> tuple[float, float]:
     return float(arr[0]), float(arr[1])
 
 
-def _onsets(T: int, dt: float, stim_range: tuple[float, float], rng: np.random.Generator) -> list[int]:
-    r"""One trial's pulse onsets (steps): the first at 0.5 s, the next a wait
-    :math:`\sim U(a, b)` s after the previous pulse and its 2 s of settling, until ``T``."""
-    onsets, onset = [], _steps(FIRST_ONSET, dt)
-    while onset < T:
-        onsets.append(onset)
-        onset += _steps(PULSE + SETTLE, dt) + int(rng.uniform(*stim_range) / dt)
-    return onsets
+def _onsets(B: int, T: int, dt: float, stim_range: tuple[float, float], rng: np.random.Generator) -> np.ndarray:
+    r"""Every trial's pulse onsets (steps), shape ``(B, K)``: the first at 0.5 s, onset :math:`k+1` a wait
+    :math:`w_k \sim U(a, b)` s after pulse :math:`k` and its 2 s of settling,
+
+    .. math::
+        t_{k+1} = t_k + \mathrm{round}(2.5 / dt) + \lfloor w_k / dt \rfloor .
+
+    ``K`` bounds the pulses any trial of ``T`` steps can hold (each gap is at least
+    :math:`\mathrm{round}(2.5/dt) + \lfloor a/dt \rfloor` steps); onsets at or after ``T`` are not
+    in the trial. The waits are drawn as one ``(B, K - 1)`` array.
+    """
+    first, settled = _steps(FIRST_ONSET, dt), _steps(PULSE + SETTLE, dt)
+    shortest = settled + int(stim_range[0] / dt)
+    if shortest < 1:
+        raise ValueError(f"dt={dt:g} is too coarse: the pulses of a flip-flop trial would share a step")
+    K = 1 + max(0, -(-(T - first) // shortest))
+    waits = (rng.uniform(*stim_range, (B, K - 1)) / dt).astype(np.int64)  # int() of each wait, in steps
+    return first + np.concatenate([np.zeros((B, 1), np.int64), np.cumsum(settled + waits, axis=1)], axis=1)
 
 
 def flip_flop(
@@ -94,6 +104,12 @@ def flip_flop(
     Defaults are Fig. 4's (dt 0.025, 20 s, waits U(4, 10) s, input 1, target 0.5); the memory
     experiment's task A uses ``stim_range=(1, 2)``, ``input_amp=2``, ``target_amp=1``.
 
+    The whole batch at once, each signal the running sum of its changes: with the onsets
+    :math:`t_k` (:func:`_onsets`) and signs :math:`s_k` (``(B, K)``, drawn after the waits), the input
+    steps by :math:`\pm s_k` at :math:`t_k` and :math:`t_k + 0.5\,\mathrm{s}`, the target by
+    :math:`s_k - s_{k-1}` at :math:`t_k`, and the mask by :math:`\pm 1` at the ends of each hold
+    period :math:`[t_k + 2.5\,\mathrm{s}, t_{k+1} - 1)` (:math:`t_{k+1} = T + 1` after the last pulse).
+
     Returns
     -------
     inputs, targets, masks : np.ndarray
@@ -107,16 +123,27 @@ def flip_flop(
     input_amp = real(input_amp, "input_amp")
     target_amp = real(target_amp, "target_amp")
     rng = generator(rng)
-    x, y, mask = np.zeros((B, T)), np.zeros((B, T)), np.zeros((B, T))
+    onsets = _onsets(B, T, dt, stim_range, rng)  # (B, K)
+    signs = rng.choice((-1.0, 1.0), size=onsets.shape)  # (B, K)
     pulse, settle = _steps(PULSE, dt), _steps(SETTLE, dt)
-    for b in range(B):
-        onsets = _onsets(T, dt, stim_range, rng)
-        for onset, next_onset in zip(onsets, onsets[1:] + [T + 1]):
-            sign = rng.choice((-1.0, 1.0))
-            x[b, onset : onset + pulse] = sign * input_amp
-            y[b, onset:] = sign * target_amp
-            mask[b, onset + pulse + settle : next_onset - 1] = 1.0
-    return x, y, mask
+    following = np.concatenate([onsets[:, 1:], np.full((B, 1), T)], axis=1)
+    hold_on, hold_off = onsets + pulse + settle, np.where(following < T, following, T + 1) - 1
+    held = (hold_on < hold_off).astype(float)  # the hold periods that are not empty
+    changes = [
+        (onsets, signs), (onsets + pulse, -signs),  # the input
+        (onsets, np.diff(signs, axis=1, prepend=0.0)),  # the target
+        (hold_on, held), (hold_off, -held),  # the mask
+    ]  # fmt: skip
+    signal = np.repeat([0, 0, 1, 2, 2], onsets.size)  # which of x, y, mask each change is to
+    steps = np.concatenate([np.minimum(at, T).ravel() for at, _ in changes])  # a change at T or later is never read
+    trial = np.tile(np.repeat(np.arange(B), onsets.shape[1]), len(changes))
+    sums = np.bincount(
+        (signal * B + trial) * (T + 1) + steps,
+        weights=np.concatenate([w.ravel() for _, w in changes]),
+        minlength=3 * B * (T + 1),
+    )
+    x, y, mask = np.cumsum(sums.reshape(3, B, T + 1), axis=-1)[..., :T]  # integer-valued sums: exact
+    return x * input_amp, y * target_amp, mask
 
 
 def decision_making(
@@ -171,6 +198,7 @@ def teacher(
     t_max: float = 20.0,
     noise_amp: float = 1.5,
     pulse_amp: float = 2.0,
+    read: str = "before",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""``B`` trials of task C: imitate a fixed effective erf network (the teacher).
 
@@ -178,7 +206,8 @@ def teacher(
     :math:`\xi_t \sim \mathcal N(0, 1)` and :math:`p_t` the input of a default flip-flop trial
     (waits U(4, 10) s, amplitude 1); target the teacher's output
     :math:`y_t = (\sigma_{zm}\kappa_m + \sigma_{zu}\kappa_u)\, G(\Delta_t)` with the overlaps
-    :data:`TEACHER_VISIBLE` (computed in float64 on the CPU; imports torch).
+    :data:`TEACHER_VISIBLE` (computed in float64 on the CPU; imports torch), read before or after
+    the state's update (``read``, :data:`~seqlearn.lowrank.erf.READS`).
 
     Returns
     -------
@@ -192,7 +221,7 @@ def teacher(
     rng = generator(rng)
     pulses, _, _ = flip_flop(B, rng=rng, dt=dt, t_max=t_max)
     x = noise_amp * rng.standard_normal(pulses.shape) + pulse_amp * pulses
-    y = effective_output(teacher_overlaps(), x, dt=dt, device="cpu").numpy()
+    y = effective_output(teacher_overlaps(), x, dt=dt, read=read, device="cpu").numpy()
     return x, y, np.ones_like(x)
 
 
