@@ -64,7 +64,10 @@ def my_mkn_discounts(count_of_counts):
     if 0 in n[:3]:
         raise ValueError("n1, n2, n3 must be positive")
     y = n[0] / (n[0] + 2 * n[1])
-    return tuple(r + 1 - (r + 2) * y * n[r + 1] / n[r] for r in range(3))
+    discounts = tuple(r + 1 - (r + 2) * y * n[r + 1] / n[r] for r in range(3))
+    if any(not 0 <= d <= r + 1 for r, d in enumerate(discounts)):
+        raise ValueError("a discount is outside [0, r]")
+    return discounts
 
 
 def _with_bos_unigram(sentences, n):

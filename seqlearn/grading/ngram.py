@@ -260,6 +260,18 @@ def _mkn_case(rng: np.random.Generator) -> Case:
     return Case({"count_of_counts": {r: int(n[r - 1]) for r in keys}})
 
 
+def _mkn_branch(case: Case) -> str:
+    """Which outcome the specification decides for a case: discounts, or which ValueError."""
+    n1, n2, n3 = (case.inputs["count_of_counts"].get(r, 0) for r in (1, 2, 3))
+    if min(n1, n2, n3) == 0:
+        return "some n_r is zero"
+    try:
+        mkn_discounts(case.inputs["count_of_counts"])
+    except ValueError:
+        return "a discount outside [0, r]"
+    return "discounts"
+
+
 MKN_DISCOUNTS = FunctionCheck(
     name="mkn_discounts",
     reference=mkn_discounts,
@@ -268,9 +280,12 @@ MKN_DISCOUNTS = FunctionCheck(
         Case({"count_of_counts": {1: 10, 2: 4, 3: 2, 4: 1}}, label="the worked example"),
         Case({"count_of_counts": {1: 7, 2: 3, 3: 1}}, label="no n-gram seen 4 times"),
         Case({"count_of_counts": {1: 5, 2: 0, 3: 1, 4: 1}}, label="n_2 = 0"),
+        Case({"count_of_counts": {1: 10, 2: 1, 3: 10}}, label="D2 < 0: outside [0, 2]"),
     ),
     hint="Y = n1 / (n1 + 2 n2), D1 = 1 - 2Y n2/n1, D2 = 2 - 3Y n3/n2, D3+ = 3 - 4Y n4/n3; a missing r counts "
-    "as n_r = 0; raise ValueError if n1, n2 or n3 is 0; return the tuple (D1, D2, D3+)",
+    "as n_r = 0; raise ValueError if n1, n2 or n3 is 0 or if some D_r is outside [0, r]; return the tuple "
+    "(D1, D2, D3+)",
+    branch=_mkn_branch,
 )
 
 

@@ -132,7 +132,11 @@ def mkn_discounts(count_of_counts: Mapping[int, int]) -> tuple[float, float, flo
         Y = \frac{n_1}{n_1 + 2 n_2}, \quad D_1 = 1 - 2Y\frac{n_2}{n_1}, \quad
         D_2 = 2 - 3Y\frac{n_3}{n_2}, \quad D_{3+} = 3 - 4Y\frac{n_4}{n_3}
 
-    ``count_of_counts[r]`` is the number of n-grams seen exactly r times (r = 1..4).
+    ``count_of_counts[r]`` is the number of n-grams seen exactly r times (r = 1..4; a missing r
+    counts as :math:`n_r = 0`). Raises ``ValueError`` if :math:`n_1`, :math:`n_2` or :math:`n_3` is
+    zero (the formulas divide by them) or if a discount falls outside :math:`[0, r]` (``D3+`` in
+    [0, 3]), the range in which no discounted count :math:`c - D_r` of an n-gram seen :math:`c \ge r`
+    times is negative and no count gains mass.
     """
     n1, n2, n3, n4 = (count_of_counts.get(r, 0) for r in (1, 2, 3, 4))
     if min(n1, n2, n3) == 0:
@@ -141,4 +145,8 @@ def mkn_discounts(count_of_counts: Mapping[int, int]) -> tuple[float, float, flo
             "(the corpus is too small for this order)"
         )
     y = n1 / (n1 + 2 * n2)
-    return 1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3
+    discounts = (1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3)
+    for r, (name, d_r) in enumerate(zip(("D1", "D2", "D3+"), discounts), start=1):
+        if not 0 <= d_r <= r:
+            raise ValueError(f"{name} = {d_r:.4g} is outside [0, {r}] (the corpus is too small for this order)")
+    return discounts

@@ -46,6 +46,7 @@ from ..validation import choice, real, real_array
 from .arpa import parse_arpa
 from .backoff import BackoffTables
 from .base import BOS, UNK, Estimator, LanguageModel, as_stream, check_order
+from .basics import mkn_discounts
 from .counts import NO_CONTEXT, NGramCounts, adjusted_counts, context_totals, count_of_counts, take
 from .npz import parse_npz
 
@@ -102,17 +103,10 @@ def mkn_discounts_from_counts(n: np.ndarray) -> np.ndarray:
         D_2 = 2 - 3Y\frac{n_3}{n_2}, \quad D_{3+} = 3 - 4Y\frac{n_4}{n_3}
 
     Returns ``[D_1, D_2, D_3+]``; raises ``ValueError`` if some :math:`n_r` (r <= 3) is zero or
-    a discount falls outside its valid range :math:`[0, r]`.
+    a discount falls outside its valid range :math:`[0, r]` (the rule of
+    :func:`seqlearn.ngram.basics.mkn_discounts`, which computes them).
     """
-    n1, n2, n3, n4 = (float(v) for v in n[:4])
-    if min(n1, n2, n3) == 0:
-        raise ValueError(f"the discounts need n_1, n_2, n_3 > 0, got n_1={n1:.0f}, n_2={n2:.0f}, n_3={n3:.0f}")
-    Y = n1 / (n1 + 2 * n2)
-    D = np.array([1 - 2 * Y * n2 / n1, 2 - 3 * Y * n3 / n2, 3 - 4 * Y * n4 / n3])
-    for r, (name, D_r) in enumerate(zip(("D1", "D2", "D3+"), D), start=1):
-        if not 0 <= D_r <= r:
-            raise ValueError(f"{name} = {D_r:.4g} is outside [0, {r}]")
-    return D
+    return np.array(mkn_discounts({r: int(n[r - 1]) for r in (1, 2, 3, 4)}))
 
 
 class DiscountEstimationError(ValueError):
