@@ -14,7 +14,9 @@ SharedGate, DiagGate, and Chapter 4's GRU and LSTM cells) with their gate interm
 test that the envelope cannot cancel from (cross-fitted orientation, a sign-flip null);
 :mod:`~seqlearn.learnability.fits` the envelope, time-scale and
 master-law fits; :mod:`~seqlearn.learnability.pipeline` the diagnostics of a trained network in
-the paper's order and the whole trained-network experiment; :mod:`~seqlearn.learnability.toy` an
+the paper's order and the whole trained-network experiment; :mod:`~seqlearn.learnability.long_lags`
+that experiment at task lags far beyond ConstGate's time scale, shipped as a results file beside the
+chapter with the command that regenerates it; :mod:`~seqlearn.learnability.toy` an
 exactly solvable bank of leaky units whose sampled detection shows :math:`N_{req} \propto
 f^{-\kappa_\alpha}` and :math:`H_N` beside their closed forms. Everything
 loads on first use: importing ``seqlearn.learnability`` loads neither scipy nor torch.
@@ -77,6 +79,17 @@ _LAZY = {
     "fits": ["LineFit", "fit_line", "envelope_fits", "unit_time_scales", "master_law_fit"],
     "toy": ["bank_envelope", "sign_quantile", "ToyDetection", "toy_detection"],
     "pipeline": ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"],
+    "long_lags": [
+        "LONG_LAGS_COMMAND",
+        "LONG_LAGS_SEEDS",
+        "long_lag_config",
+        "config_from_dict",
+        "run_record",
+        "run_long_lags",
+        "write_results",
+        "read_results",
+        "window_curves",
+    ],
     "effective_rates": [
         "tau_const",
         "transport_terms",
