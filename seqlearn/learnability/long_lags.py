@@ -101,7 +101,7 @@ def _short(x: np.ndarray) -> list:
 
 
 def run_record(d: Diagnostics, seed: int) -> dict:
-    r"""One run's record: lags, :math:`\hat f`, :math:`N_{req}`, ``N_grid``, :math:`H_N`, median :math:`\tau_q`, :math:`R^2`.
+    r"""One run's record: lags, envelope, :math:`N_{req}`, ``N_grid``, :math:`H_N`, median :math:`\tau`, :math:`R^2`.
 
     ``tau_median`` is the median over neurons of :meth:`Diagnostics.time_scales` (``inf`` when most
     neurons do not decay over the lag grid, written as ``null``).
