@@ -259,7 +259,8 @@ def diagnose(
 class Tier2Config:
     r"""One Tier 2 run: the task, the networks, training and diagnostics (defaults: the chapter's CPU scale).
 
-    ``config_a()`` gives the paper's first full configuration (T = 1024, H = 128, a GPU's work).
+    ``config_a()`` gives this pipeline at the sizes of the paper's first full configuration
+    (T = 1024, H = 128, a GPU's work), not that configuration's protocol.
     """
 
     T: int = 64
@@ -285,7 +286,20 @@ class Tier2Config:
 
     @classmethod
     def config_a(cls) -> Tier2Config:
-        """The paper's configuration A (its first full runs): T 1024, H 128, 750 epochs, 128 lags in [4, 256]."""
+        r"""This pipeline at the sizes of the paper's configuration A: T 1024, H 128, 750 epochs, 128 lags in [4, 256].
+
+        The task, the networks' sizes, the optimiser, the epochs and the lag grid are configuration A's;
+        the protocol is this pipeline's, which differs from A's in: :math:`\varepsilon = 20` (A: 0.1);
+        samples of per-sequence means, :math:`N` counting sequences (A: per-step samples pooled over
+        :math:`t`, :math:`N` counting steps, each lag's :math:`\psi` sign-flipped by its mean);
+        :math:`\mu = \Lambda\Gamma` with Adam's Rayleigh rates (A: :math:`\Gamma` alone); the best
+        validation epoch restored, one fixed validation set (A: the last epoch, a fresh validation sample
+        each epoch); :math:`N` grid 24 points from 10 to 16,000 (A: 17 from 25 to 12,800); the envelope
+        summed over neurons (A: averaged); :math:`W_x` not orthogonal and no LayerNorm in the GRU and
+        LSTM (A: both); seed 0 (A: 212, 1001, 2002, 3003, 4004). :func:`diagnose` keeps the first
+        direction's per-step :math:`\psi` of every lag for the ECF, about 7 GB of host memory at these
+        sizes, besides ``chunk``-sized ``(16, 128, 1024, 128)`` float64 arrays of 2.1 GB each.
+        """
         return cls(
             T=1024,
             D=16,
