@@ -26,12 +26,12 @@ import dataclasses
 import json
 import os
 import platform
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .._files import replacing
 from ..validation import choice
 from .models import ARCHITECTURES
 from .pipeline import Diagnostics, Tier2Config, learnability_experiment
@@ -202,19 +202,11 @@ def _validated(document, path: Path) -> dict:
 
 
 def write_results(document: dict, path) -> Path:
-    """Validate ``document`` and write it as JSON to ``path`` atomically (a temporary file, then ``os.replace``)."""
+    """Validate ``document`` and write it as JSON to ``path``, whole or not at all (a temporary file, renamed)."""
     path = Path(path)
     _validated(document, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as stream:
-            json.dump(document, stream, indent=1)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    with replacing(path) as temporary:
+        temporary.write_text(json.dumps(document, indent=1) + "\n")
     return path
 
 
