@@ -1,4 +1,4 @@
-"""Chapter 6's metric heatmap: a 2, a 4 and a small cross term get different colours, zero is white, bad input refused."""
+"""Chapter 6's metric heatmap: a 2, a 4 and a small cross term get their own colours; bad input refused."""
 
 import matplotlib
 
@@ -24,7 +24,7 @@ def test_metric_bins_are_half_decades_symmetric_about_zero():
     expected_inner = np.array([0.01, 0.01 * 10**0.5, 0.1, 0.1 * 10**0.5, 1.0, 10**0.5])
     bins = metric_bins(4.0)
     np.testing.assert_allclose(bins, np.concatenate([[-4.004], -expected_inner[::-1], expected_inner, [4.004]]))
-    np.testing.assert_allclose(metric_bins(1.0, smallest=0.1), [-1.001, -10**-0.5, -0.1, 0.1, 10**-0.5, 1.001])
+    np.testing.assert_allclose(metric_bins(1.0, smallest=0.1), [-1.001, -(10**-0.5), -0.1, 0.1, 10**-0.5, 1.001])
 
 
 def test_metric_heatmap_tells_apart_the_diagonal_values_and_the_small_cross_terms(ax):
