@@ -2,6 +2,8 @@
 the shipped results regenerated at a reduced size through the same entry point."""
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,11 +12,13 @@ from seqlearn.lowrank.memory import (
     SPLITS,
     TIMES,
     MemoryProtocol,
+    compact,
     decode_times,
     load_results,
     main,
     memory_experiment,
     paper_results,
+    save_results,
     twin_start,
 )
 from seqlearn.lowrank.memory import _split as split_networks
@@ -133,3 +137,61 @@ def test_shipped_results_regenerate_at_a_reduced_size_and_reload_equal(tmp_path)
     for a, b in zip(again["runs"], saved["runs"]):
         assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
     json.dumps(again)  # plain JSON types throughout
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "chapters" / "results" / "06_memory.json"
+
+
+def test_the_shipped_results_read_back_at_the_papers_protocol_with_pooled_trials():
+    saved = load_results(SHIPPED)
+    assert os.path.getsize(SHIPPED) <= 60_000
+    protocol = MemoryProtocol(**saved["protocol"])
+    assert protocol == MemoryProtocol.paper(pool=8192) and protocol.replace(pool=None) == MemoryProtocol.paper()
+    assert "pool" in saved["provenance"] and saved["machine"]["kernel"].startswith("numba")
+    for run in saved["runs"]:
+        assert np.shape(run["sigma"]) == (3, 2, 10, 10) and np.shape(run["gram_valid"]) == (3, 2, 10)
+        assert np.shape(run["balance_drift"]) == (2, 2, 10) and np.shape(run["loss"]) == (
+            len(saved["loss_epochs"]),
+            2,
+            10,
+        )
+        for split in SPLITS:
+            for noise in ("0.0", "0.3"):
+                for when in TIMES:
+                    assert {k: np.shape(v) for k, v in run["accuracy"][split][noise][when].items()} == {
+                        "visible": (50,), "invisible": (50,)}  # fmt: skip
+    assert saved["loss_epochs"][0] == 0 and {29_999, 59_999} <= set(saved["loss_epochs"])
+
+
+def test_compact_thins_the_losses_keeping_each_phases_last_and_rounds_to_six_digits():
+    epochs = list(range(50))  # A/B is epochs 0-29, C 30-49
+    results = {"protocol": {"epochs_ab": 30}, "loss_epochs": epochs, "runs": [{
+        "sigma": [[1 / 3]], "twin_difference": [2 / 3], "smallest_eigenvalue": [-1e-13 / 3], "balance_drift": [0.0],
+        "loss": [[k + 1 / 7] for k in epochs], "accuracy": {"pairs": [0.25, 0.75]}, "seed": 4}]}  # fmt: skip
+    small = compact(results)
+    assert small["loss_epochs"] == [0, 10, 20, 29, 30, 40, 49]
+    run = small["runs"][0]
+    assert run["loss"] == [[0.142857], [10.1429], [20.1429], [29.1429], [30.1429], [40.1429], [49.1429]]
+    assert run["sigma"] == [[0.333333]] and run["smallest_eigenvalue"] == [-3.33333e-14]
+    assert run["accuracy"] == {"pairs": [0.25, 0.75]} and run["seed"] == 4
+
+
+def test_save_results_is_atomic_and_load_results_names_what_is_wrong(tmp_path):
+    out = tmp_path / "r.json"
+    with pytest.raises(FileNotFoundError, match=r"python -m seqlearn\.lowrank\.memory --out"):
+        load_results(out)
+    good = {key: [] for key in ("command", "machine", "wall_seconds", "cpu_seconds", "protocol", "overlaps", "times",
+                                "noises", "loss_epochs", "runs")}  # fmt: skip
+    save_results(good, out)
+    with pytest.raises(TypeError):
+        save_results({**good, "runs": [object()]}, out)  # fails half way through the dump
+    assert load_results(out) == good and os.listdir(tmp_path) == ["r.json"]  # the old file, no temporary left
+    out.write_text('{"command": ')
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_results(out)
+    save_results({"command": "x"}, out)
+    with pytest.raises(ValueError, match="it needs the keys"):
+        load_results(out)
+    save_results({**good, "runs": [{"seed": 0}]}, out)
+    with pytest.raises(ValueError, match=r"run 0 lacks \['seconds'"):
+        load_results(out)

@@ -64,6 +64,8 @@ __all__ = [
     "decode_times",
     # the shipped results
     "paper_results",
+    "compact",
+    "save_results",
     "load_results",
 ]
 
@@ -480,7 +482,13 @@ def memory_experiment(
     )
 
 
-LOSS_POINTS = 200  # epochs of the loss kept per phase in the shipped results (log-spaced)
+LOSS_POINTS = 200  # epochs of the loss computed per phase (log-spaced); every LOSS_THINNING-th of them is shipped
+LOSS_THINNING = 10
+DIGITS = 6  # significant digits of the shipped overlaps, losses and checks (accuracies are kept exact)
+RESULT_KEYS = ("command", "machine", "wall_seconds", "cpu_seconds", "protocol", "overlaps", "times", "noises",
+               "loss_epochs", "runs")  # fmt: skip
+RUN_KEYS = ("seed", "seconds", "sigma", "twin_difference", "loss", "smallest_eigenvalue", "gram_valid",
+            "balance_drift", "accuracy")  # fmt: skip
 
 
 def _machine() -> dict:
@@ -521,6 +529,42 @@ def _accuracies(sigma, protocol: MemoryProtocol, noises, seed: int) -> dict:
                     values.tolist()
                 )
     return out
+
+
+def _rounded(values):
+    """Nested lists of floats with ``DIGITS`` significant digits (bools and ints as they are)."""
+    if isinstance(values, list):
+        return [_rounded(v) for v in values]
+    return values if isinstance(values, (bool, int)) else float(f"{values:.{DIGITS}g}")
+
+
+def compact(results: dict) -> dict:
+    """:func:`paper_results`' full record in its shipped form: the losses at every ``LOSS_THINNING``-th kept epoch
+    (and each phase's last), the overlaps, losses and checks to ``DIGITS`` significant digits; everything else
+    (the accuracies of every split, the metadata) as it is."""
+    epochs = np.asarray(results["loss_epochs"])
+    ends = np.isin(epochs, [results["protocol"]["epochs_ab"] - 1, epochs[-1]])
+    kept = np.flatnonzero(ends | (np.arange(len(epochs)) % LOSS_THINNING == 0))
+    runs = [
+        {**run, **{key: _rounded(run[key]) for key in ("sigma", "twin_difference", "smallest_eigenvalue",
+                                                          "balance_drift")},
+         "loss": _rounded(np.asarray(run["loss"])[kept].tolist())}
+        for run in results["runs"]
+    ]  # fmt: skip
+    return {**results, "loss_epochs": epochs[kept].tolist(), "runs": runs}
+
+
+def save_results(results: dict, out) -> None:
+    """Write ``results`` to ``out`` as compact JSON, atomically (a temporary file beside it, then ``os.replace``)."""
+    out = os.fspath(out)
+    temporary = f"{out}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "w") as f:
+            json.dump(results, f, separators=(",", ":"))
+        os.replace(temporary, out)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
 
 
 def paper_results(
@@ -568,7 +612,7 @@ def paper_results(
                 "accuracy": _accuracies(run.sigma, protocol, noises, seed),
             }
         )
-    results = {
+    results = compact({
         "command": command if command is not None else " ".join([os.path.basename(sys.executable), *sys.argv]),
         "machine": _machine(),
         "wall_seconds": time.perf_counter() - wall,
@@ -579,17 +623,38 @@ def paper_results(
         "noises": noises,
         "loss_epochs": epochs.tolist(),
         "runs": runs,
-    }
+    })  # fmt: skip
     if out is not None:
-        with open(out, "w") as f:
-            json.dump(results, f, indent=1)
+        save_results(results, out)
     return results
 
 
 def load_results(path) -> dict:
-    """The results :func:`paper_results` wrote to ``path``."""
+    """The results :func:`paper_results` wrote to ``path``, checked to hold its keys.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist (naming the command that writes it).
+    ValueError
+        If the file is not JSON or lacks a key of :data:`RESULT_KEYS` or of a run's :data:`RUN_KEYS`.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no results file {path!r}; python -m seqlearn.lowrank.memory --out {path} writes one")
     with open(path) as f:
-        return json.load(f)
+        try:
+            results = json.load(f)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path!r} is not a results file (not valid JSON: {error})") from None
+    if not isinstance(results, dict) or not all(key in results for key in RESULT_KEYS):
+        found = sorted(results) if isinstance(results, dict) else type(results).__name__
+        raise ValueError(f"{path!r} is not a results file: it needs the keys {list(RESULT_KEYS)}, got {found}")
+    for k, run in enumerate(results["runs"]):
+        missing = [key for key in RUN_KEYS if key not in run]
+        if missing:
+            raise ValueError(f"{path!r}: run {k} lacks {missing}")
+    return results
 
 
 def main(argv=None) -> None:
