@@ -4,10 +4,20 @@ Each ``check_<name>(student_fn, hidden=False)``, made from :data:`CHECKS`, grade
 student's implementation of the function of the same name in
 :mod:`seqlearn.learnability.reference` (:math:`\kappa_\alpha`, the ECF estimate of
 :math:`\alpha`, the transport factor :math:`\Gamma` of ConstGate and DiagGate, the window
-:math:`H_N` from a table and in closed form) and raises
+:math:`H_N` from a table and in closed form; the cross-fitted oriented statistic, whose brute-force
+reference is :func:`oriented_statistic` here) and raises
 :class:`~seqlearn.grading.checks.CheckFailure` with an explanation on the first wrong case.
 Visible cases are the notebook's worked examples plus random cases from fixed seeds; hidden
 cases are drawn fresh at each grading run (see :mod:`seqlearn.grading.checks`).
+
+Two parts are graded by what the function must do, not by equality with the reference
+(:class:`PropertyCheck`): ``ecf_alpha_estimate`` must recover the :math:`\alpha` that S\ :math:`\alpha`\ S
+samples were drawn with within :data:`ECF_TOLERANCE`, lie in :math:`(0, 2]` and not change when the
+data are scaled, whatever grid and weights it uses; ``oriented_statistic`` must be unchanged when a
+neuron's terms change sign or the neurons are reordered, equal :math:`\sum_q \mathrm{sgn}(m_q)
+\varphi_{n,q}` where every neuron's mean :math:`m_q` is planted far above the noise, and give
+:math:`|t| \le` :data:`NULL_T_BOUND` on many neurons without signal, where an orientation read
+off the same sequences gives :math:`|t| \approx 0.8\sqrt H`.
 
 Random inputs follow the notebook's conventions: float64 arrays, one sequence with time as rows
 (``s``, ``h_tilde``, ``h_prev`` of shape (T, H)), diagonals of shape (H,), int64 ``lags`` (n,),
@@ -16,9 +26,8 @@ scaled), tables of ``N_req`` with ``-1`` for undetectable lags, and sample sizes
 number or an array.
 
 The targeted hints recognise the usual mistakes by recomputing them: :math:`\kappa` inverted or
-replaced by :math:`\alpha`; the ECF regression on :math:`\log|\hat\varphi|`, without the weights,
-with ``np.polyfit``'s squared weights, without the clipping, on the real part alone or with another
-scale guess; :math:`\Gamma` of order zero, without the 1 of :math:`1 + \sum`, with :math:`\rho`
+replaced by :math:`\alpha`; an estimate of :math:`\kappa` for :math:`\alpha`, or one above 2;
+:math:`\Gamma` of order zero, without the 1 of :math:`1 + \sum`, with :math:`\rho`
 for :math:`\rho/\lambda`, with :math:`s` for the leak, on a window shifted or one step too long,
 with zeros for NaN, or DiagGate's gate term left out; :math:`H_N` stopping at the first lag that
 fails, counting ``-1`` as detectable, with a strict inequality or taking the last lag in table
@@ -29,11 +38,14 @@ for :math:`\kappa_\alpha`, or without it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from ..guard import reference
 from ..learnability.reference import (
     ecf_alpha_estimate,
     gamma_const,
@@ -43,10 +55,17 @@ from ..learnability.reference import (
     window_from_table,
 )
 from ..learnability.stable import sample_stable
-from .checks import Case, FunctionCheck, define_checkers, matching_advice, same_values
+from ..validation import real_array
+from .checks import Case, FunctionCheck, compare, define_checkers, matching_advice, same_values
 
 __all__ = [
+    "ECF_TOLERANCE",
+    "NULL_T_BOUND",
+    "PlantedCase",
+    "PropertyCheck",
+    "oriented_statistic",
     "EXAMPLE_ECF",
+    "EXAMPLE_ORIENTED",
     "EXAMPLE_GAMMA_CONST",
     "EXAMPLE_GAMMA_DIAG",
     "EXAMPLE_TABLE",
@@ -64,6 +83,45 @@ def _matching(candidates, got, expected, same=_same) -> str | None:
 
 def _kappa(alpha: float) -> float:
     return alpha / (alpha - 1.0)
+
+
+@dataclass(frozen=True)
+class PlantedCase(Case):
+    """A case drawn with a known answer: ``planted`` (the law's parameter, the planted means), ``kind`` the property
+    it tests."""
+
+    planted: Any = None
+    kind: str = ""
+
+
+_ANY_FINITE = 1e300
+"""An absolute tolerance that :func:`~seqlearn.grading.checks.compare` meets with any finite value: it then checks
+the form alone."""
+
+Judge = Callable[[Callable[[Case], tuple[Any, BaseException | None]], PlantedCase, Any], tuple[str, str | None] | None]
+"""``judge(run, case, got) -> (problem, targeted hint) or None``; ``run(other)`` runs the student on another case."""
+
+
+@dataclass(frozen=True)
+class PropertyCheck(FunctionCheck):
+    """A check graded by properties of the result instead of its equality with the reference's.
+
+    The reference decides which inputs must raise and the form of the result (type, shape, dtype kind, finite
+    values); every other case passes when ``judge`` finds nothing wrong. The judge may run the student's function
+    on transformed inputs (an invariance), through the same guard as the case itself.
+    """
+
+    judge: Judge | None = None
+
+    def _first_problem(self, student: Callable, case: Case, hidden: bool) -> tuple[str, str | None] | None:
+        expected, expected_error = self._expected(case)
+        got, error = self._run_student(student, case, hidden)
+        if error is not None or expected_error is not None:
+            return super()._first_problem(student, case, hidden)  # the errors are the reference's to decide
+        form = compare(expected, got, rtol=0.0, atol=_ANY_FINITE)  # any finite value of the right form
+        if form is not None:
+            return form.describe(hidden), None
+        return self.judge(lambda other: self._run_student(student, other, hidden), case, got)
 
 
 # ----------------------------------------------------------------------------- kappa_alpha
@@ -112,112 +170,72 @@ EXAMPLE_ECF = sample_stable(1.5, 2000, rng=np.random.default_rng(2))
 """The notebook's sample: 2000 S-alpha-S draws with alpha = 1.5, scale 1 (Chambers-Mallows-Stuck, seed 2)."""
 
 
-def _ecf_case(rng: np.random.Generator) -> Case:
+ECF_TOLERANCE = 0.2
+"""How far an estimate of alpha may lie from the alpha the samples were drawn with (n >= 2000: the reference's
+largest error in 1500 draws of n = 5000..10000 was 0.07)."""
+
+ECF_RESCALE = 37.0
+"""The factor the scale-invariance property multiplies the samples by."""
+
+
+def _ecf_case(rng: np.random.Generator) -> PlantedCase:
     u = rng.random()
-    if u < 0.25:
-        alpha = 2.0  # Gaussian: the slope often exceeds 2 and is clipped
-    elif u < 0.5:
-        alpha = float(rng.uniform(1.0, 1.03))  # near-Cauchy: the slope often falls below 1
+    if u < 0.2:
+        alpha = 2.0  # Gaussian
+    elif u < 0.4:
+        alpha = float(rng.uniform(1.01, 1.1))  # near-Cauchy
     else:
         alpha = float(rng.uniform(1.1, 1.95))
-    n = int(rng.integers(200, 2001))
+    n = int(rng.integers(5000, 10001))
     scale = float(10.0 ** rng.uniform(-2.0, 2.0))
     shift = float(rng.normal(0.0, 3.0 * scale)) if rng.random() < 0.5 else 0.0
-    return Case({"x": shift + sample_stable(alpha, n, scale, rng)})
+    return PlantedCase({"x": shift + sample_stable(alpha, n, scale, rng)}, planted=alpha)
 
 
-def _ecf_variant(
-    x,
-    *,
-    y="loglog",
-    weights="w",
-    clip=True,
-    modulus="both",
-    scale="iqr",
-    band="phi2",
-):
-    """The ECF estimate with one usual mistake (the options name it)."""
-    x = np.asarray(x, dtype=float)
-    q25, q75 = np.percentile(x, [25, 75])
-    s_hat = {"iqr": (q75 - q25) / 1.349, "iqr raw": q75 - q25, "std": np.std(x)}[scale]
-    t = np.linspace(0.05 / s_hat, 3.0 / s_hat, 50)
-    tx = np.outer(t, x)
-    c, s = np.cos(tx).mean(axis=1), np.sin(tx).mean(axis=1)
-    phi2 = c**2 + s**2 if modulus == "both" else c**2
-    on = np.sqrt(phi2) if band == "phi" else phi2
-    keep = (on > 0.01) & (on < 0.95)
-    X, log_phi2 = np.log(t[keep]), np.log(phi2[keep])
-    Y = {"loglog": np.log(-log_phi2), "log phi": 0.5 * log_phi2, "log phi2": log_phi2}[y]
-    w = np.exp(-2.0 * (log_phi2 + 0.7) ** 2)
-    if weights == "none":
-        slope = np.polyfit(X, Y, 1)[0]
-    elif weights == "polyfit":
-        slope = np.polyfit(X, Y, 1, w=w)[0]  # np.polyfit weights the residuals: w^2 in the sum
-    else:
-        Xc, Yc = X - np.average(X, weights=w), Y - np.average(Y, weights=w)
-        slope = np.sum(w * Xc * Yc) / np.sum(w * Xc**2)
-    return float(np.clip(slope, 1.0, 2.0)) if clip else float(slope)
+def _ecf_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
+    """Within ECF_TOLERANCE of the planted alpha, inside (0, 2], unchanged when the samples are scaled."""
+    alpha, got = case.planted, float(got)
+    if not 0.0 < got <= 2.0:
+        return "the estimate lies outside (0, 2], where every stable index lies", (
+            "a fitted slope can come out above 2 (or below 1) on finite samples: clip it, e.g. np.clip(slope, 1, 2)"
+        )
+    if abs(got - alpha) > ECF_TOLERANCE:
+        kappa_like = alpha < 2.0 and abs(got - _kappa(alpha)) < abs(got - alpha)
+        return f"the estimate is more than {ECF_TOLERANCE} from the alpha the samples were drawn with", (
+            "that is closer to kappa = alpha / (alpha - 1) than to alpha: return the slope itself"
+            if kappa_like
+            else None
+        )
+    again, error = run(PlantedCase({"x": ECF_RESCALE * case.inputs["x"]}, planted=alpha))
+    if error is not None or compare(got, again, rtol=1e-6, atol=1e-9) is not None:
+        return f"multiplying the samples by {ECF_RESCALE:g} changed the estimate (beyond 1e-6)", (
+            "alpha does not depend on the scale of the data: put the grid of t in units of a scale estimated from "
+            "x itself, e.g. t = c / s with s = IQR / 1.349"
+        )
+    return None
 
 
-_ECF_MISTAKES: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "regress y = log(-log |phi|^2) on log t: for S-alpha-S data that is a line of slope alpha; log |phi| "
-        "itself is not linear in log t",
-        {"y": "log phi"},
-    ),
-    ("regress y = log(-log |phi|^2), the log of MINUS the log of |phi|^2, on log t", {"y": "log phi2"}),
-    (
-        "weight each point by w = exp(-2 (log |phi|^2 + 0.7)^2) in the least squares: the slope is "
-        "sum w (X - Xw)(y - yw) / sum w (X - Xw)^2 with the weighted means Xw, yw",
-        {"weights": "none"},
-    ),
-    (
-        "np.polyfit's w multiplies the residuals, so it weights the squares by w^2: pass w = np.sqrt(w), or "
-        "write the weighted slope sum w (X - Xw)(y - yw) / sum w (X - Xw)^2 yourself",
-        {"weights": "polyfit"},
-    ),
-    ("clip the slope to [1, 2] (np.clip): alpha of a stable law with a mean lies in (1, 2]", {"clip": False}),
-    (
-        "|phi(t)|^2 = (mean cos tx)^2 + (mean sin tx)^2: the sine part counts too (the data need not be centred at 0)",
-        {"modulus": "real"},
-    ),
-    ("the scale guess is s = IQR / 1.349, the IQR divided by 1.349", {"scale": "iqr raw"}),
-    ("the scale guess is s = IQR / 1.349 (robust to heavy tails), not the standard deviation", {"scale": "std"}),
-    ("the band 0.01 < |phi|^2 < 0.95 is on the SQUARED modulus |phi|^2, not on |phi|", {"band": "phi"}),
-)
-"""(advice, options of :func:`_ecf_variant` that make the mistake)."""
-
-
-def _ecf_hint(case: Case, expected, got) -> str | None:
-    x = case.inputs["x"]
-    candidates = []
-    for advice, options in _ECF_MISTAKES:
-        try:
-            candidates.append((advice, _ecf_variant(x, **options)))
-        except (ValueError, FloatingPointError, np.linalg.LinAlgError):
-            continue
-    return _matching(candidates, got, expected, same=lambda a, b: _same(a, b, rtol=1e-6, atol=1e-9))
-
-
-ECF_ALPHA_ESTIMATE = FunctionCheck(
+ECF_ALPHA_ESTIMATE = PropertyCheck(
     name="ecf_alpha_estimate",
     reference=ecf_alpha_estimate,
     random_case=_ecf_case,
     fixed_cases=(
-        Case({"x": EXAMPLE_ECF}, label="the worked example"),
-        Case({"x": sample_stable(2.0, 300, rng=np.random.default_rng(0))}, label="Gaussian data, slope above 2"),
-        Case({"x": sample_stable(1.0, 300, rng=np.random.default_rng(0))}, label="Cauchy data, slope below 1"),
-        Case({"x": 5.0 + EXAMPLE_ECF[:500]}, label="500 samples of the worked example, shifted by 5"),
+        PlantedCase({"x": EXAMPLE_ECF}, label="the worked example", planted=1.5),
+        PlantedCase({"x": sample_stable(2.0, 5000, rng=np.random.default_rng(0))}, label="Gaussian data", planted=2.0),
+        PlantedCase(
+            {"x": sample_stable(1.05, 5000, rng=np.random.default_rng(0))}, label="near-Cauchy data", planted=1.05
+        ),
+        PlantedCase(
+            {"x": 5.0 + 0.1 * EXAMPLE_ECF}, label="the worked example scaled by 0.1, shifted by 5", planted=1.5
+        ),
         Case({"x": EXAMPLE_ECF[:19]}, label="19 samples, too few"),
         Case({"x": np.r_[np.zeros(60), EXAMPLE_ECF[:40]]}, label="more than half the samples equal: IQR 0"),
     ),
-    hint="s = IQR / 1.349 (np.percentile); t = np.linspace(0.05 / s, 3 / s, 50); |phi|^2 = mean(cos(t x))^2 + "
-    "mean(sin(t x))^2 for each t; keep 0.01 < |phi|^2 < 0.95 (ValueError if fewer than 5 points); y = "
-    "log(-log |phi|^2), X = log t, w = exp(-2 (log |phi|^2 + 0.7)^2); alpha = the weighted least-squares slope of y "
-    "on X, clipped to [1, 2], as a float; ValueError for fewer than 20 samples or IQR = 0",
-    targeted_hint=_ecf_hint,
-    rtol=1e-6,
-    atol=1e-9,
+    hint=f"any estimator that does what the part asks: on S-alpha-S samples (n >= 2000, any shift and scale) return "
+    f"alpha as a float in (0, 2], within {ECF_TOLERANCE} of the alpha they were drawn with, the same (to 1e-6) for "
+    f"the samples times {ECF_RESCALE:g}; ValueError for fewer than 20 samples or IQR = 0. The recipe of the part "
+    "(Koutrouvelis' regression of log(-log |phi|^2) on log t) does all of it",
+    judge=_ecf_judge,
 )
 
 
@@ -547,10 +565,119 @@ WINDOW_CLOSED_FORM = FunctionCheck(
 )
 
 
+# ----------------------------------------------------------------------------- oriented_statistic
+
+N_FOLDS = 3
+"""Folds of the cross-fitting: sequence n is in fold n mod 3 and is oriented by fold (n + 1) mod 3."""
+
+NULL_T_BOUND = 5.0
+"""The largest |t| terms with no signal may give (t is N(0, 1) or narrower there: P(|t| > 5) < 6e-7)."""
+
+
+@reference
+def oriented_statistic(phi) -> np.ndarray:
+    r"""The cross-fitted oriented statistic of one lag, by loops: :math:`\chi_n = \sum_q s_q^{(k_n)} \varphi_{n,q}`.
+
+    ``phi`` ``(N, H)``: the per-neuron terms :math:`\varphi_{n,q}` of :math:`N \ge 6` sequences and
+    :math:`H` neurons. Sequence :math:`n` (0-based) is in fold :math:`k_n = n \bmod 3` and
+    :math:`s_q^{(k)} = \mathrm{sgn}(\mathrm{mean}_{m:\, k_m = (k + 1) \bmod 3}\, \varphi_{m,q})`. Returns
+    ``(N,)`` float64; ``ValueError`` for another shape, fewer than 6 rows or non-finite terms. The grader's
+    brute force: :func:`seqlearn.learnability.masterlaw.oriented_statistic` vectorises it.
+    """
+    phi = real_array(phi, "phi", ndim=2)
+    N, H = phi.shape
+    if N < 2 * N_FOLDS:
+        raise ValueError(f"phi must hold at least {2 * N_FOLDS} sequences (2 per fold), got {N}")
+    members = [[m for m in range(N) if m % N_FOLDS == k] for k in range(N_FOLDS)]
+    signs = [[np.sign(sum(phi[m, q] for m in fold) / len(fold)) for q in range(H)] for fold in members]
+    chi = np.zeros(N)
+    for n in range(N):
+        orient = signs[(n % N_FOLDS + 1) % N_FOLDS]
+        chi[n] = sum(orient[q] * phi[n, q] for q in range(H))
+    return chi
+
+
+EXAMPLE_ORIENTED = np.array([[1.0, -2.0], [3.0, -1.0], [2.0, -3.0], [2.0, -1.0], [1.0, -2.0], [2.0, -2.0]])
+"""The notebook's terms: N = 6 sequences, H = 2 neurons, neuron 1 always positive, neuron 2 negative."""
+
+
+def _oriented_case(rng: np.random.Generator) -> PlantedCase:
+    """A planted case (each |m_q| at least 8 standard errors of a fold mean: every sign is right) or a null of many
+    neurons with no signal."""
+    N = int(rng.integers(2 * N_FOLDS, 241))
+    if rng.random() < 0.6:
+        H = int(rng.integers(1, 9))
+        sigma = 10.0 ** rng.uniform(-1.0, 1.0, size=H)
+        m = rng.choice([-1.0, 1.0], H) * rng.uniform(8.0, 20.0, H) * sigma / np.sqrt(N // N_FOLDS)
+        return PlantedCase({"phi": m + sigma * rng.normal(size=(N, H))}, planted=m, kind="planted")
+    H = int(rng.integers(100, 161))
+    N = max(N, 60)
+    sigma = 10.0 ** rng.uniform(-1.0, 1.0, size=H)  # no signal: every neuron's mean is 0
+    return PlantedCase({"phi": sigma * rng.normal(size=(N, H))}, kind="null")
+
+
+def _t(chi: np.ndarray) -> float:
+    """The one-sample t of the mean of ``chi`` (ddof 1)."""
+    return float(chi.mean() / (chi.std(ddof=1) / np.sqrt(chi.size)))
+
+
+def _oriented_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
+    """Invariant to a neuron's sign and to the neurons' order; the planted orientation; a small |t| without signal."""
+    phi, got = case.inputs["phi"], np.asarray(got, dtype=float)
+    H = phi.shape[1]
+    for changed, inputs in (
+        ("flipping the sign of some neurons' terms", phi * np.where(np.arange(H) % 2 == 0, -1.0, 1.0)),
+        ("reordering the neurons", phi[:, ::-1]),
+    ):
+        again, error = run(PlantedCase({"phi": inputs}, kind=case.kind))
+        if error is not None or not same_values(again, got, rtol=1e-9, atol=1e-12 * np.abs(phi).max()):
+            return f"{changed} changed the result", (
+                "each neuron is oriented by the sign of its own held-out mean and the oriented terms are summed, so "
+                "chi does not depend on a neuron's sign convention or on the order of the neurons"
+            )
+    if case.kind == "planted" and not same_values(got, phi @ np.sign(case.planted), rtol=1e-9, atol=1e-12):
+        return "where every neuron's mean is far above the noise, chi_n differs from sum_q sgn(m_q) phi[n, q]", (
+            "orient each neuron by the sign of its mean on the held-out fold and SUM the oriented terms over neurons"
+        )
+    if case.kind == "null" and not abs(_t(got)) <= NULL_T_BOUND:
+        return f"on terms with no signal (every mean 0), t = mean / (sd / sqrt N) of chi has |t| > {NULL_T_BOUND:g}", (
+            "the signs must come from OTHER sequences: a sign read off the sequences it orients makes "
+            "sgn(mean) * mean = |mean| > 0 for every neuron, a positive mean without any signal"
+        )
+    return None
+
+
+ORIENTED_STATISTIC = PropertyCheck(
+    name="oriented_statistic",
+    reference=oriented_statistic,
+    random_case=_oriented_case,
+    fixed_cases=(
+        PlantedCase(
+            {"phi": EXAMPLE_ORIENTED}, label="the worked example", planted=np.array([1.0, -1.0]), kind="planted"
+        ),
+        Case({"phi": EXAMPLE_ORIENTED[:5]}, label="5 sequences: fewer than 2 per fold"),
+        Case({"phi": EXAMPLE_ORIENTED[:, 0]}, label="a 1-D array"),
+    ),
+    n_visible=6,
+    hint="chi_n = sum_q s_q * phi[n, q] with s_q the sign of neuron q's mean over sequences of another fold (n mod 3 "
+    "is oriented by (n + 1) mod 3); a float64 array of shape (N,); ValueError for fewer than 6 rows or not 2-D",
+    judge=_oriented_judge,
+    branch=lambda case: getattr(case, "kind", ""),
+)
+
+
 CHECKS = MappingProxyType(
     {
         check.name: check
-        for check in (KAPPA_ALPHA, ECF_ALPHA_ESTIMATE, GAMMA_CONST, GAMMA_DIAG, WINDOW_FROM_TABLE, WINDOW_CLOSED_FORM)
+        for check in (
+            KAPPA_ALPHA,
+            ECF_ALPHA_ESTIMATE,
+            GAMMA_CONST,
+            GAMMA_DIAG,
+            WINDOW_FROM_TABLE,
+            WINDOW_CLOSED_FORM,
+            ORIENTED_STATISTIC,
+        )
     }
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
