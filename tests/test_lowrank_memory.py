@@ -39,6 +39,10 @@ def test_the_default_protocol_is_the_chapters_scale_and_paper_is_the_papers():
     assert paper.drop_below == chapter.drop_below == 0.015
     assert paper.gram_start and not chapter.gram_start
     assert MemoryProtocol.paper(pairs=4).pairs == 4
+    binder = MemoryProtocol.binder()
+    assert (binder.dt, binder.batch, binder.pool, binder.epochs_ab, binder.eta_ab, binder.epochs_c) == (
+        0.1, 16, 1024, 2000, 0.02, 2000)  # fmt: skip
+    assert binder.replace(dt=0.05, batch=128, pool=None, epochs_ab=30_000, eta_ab=0.01, epochs_c=30_000) == paper
 
 
 @pytest.mark.parametrize(

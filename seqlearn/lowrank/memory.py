@@ -159,6 +159,14 @@ class MemoryProtocol:
         )  # fmt: skip
         return paper.replace(**changes)
 
+    @classmethod
+    def binder(cls, **changes) -> MemoryProtocol:
+        """The paper's protocol at the scale a chapter can run live (about 4,000 steps, ~15 s on one core): dt 0.1
+        (T 200), 16 trials per step from 1024-trial pools, 2,000 A/B epochs at :math:`\\eta` 0.02 and 2,000 C epochs
+        at 1e-3. Long enough that task B is nearly learned (loss ~0.05; at 400 A/B epochs it is not, and C erases
+        the twins' differences), so the invisible overlaps still tell A from B after C without feature noise."""
+        return cls.paper(dt=0.1, batch=16, pool=1024, epochs_ab=2000, eta_ab=0.02, epochs_c=2000, **changes)
+
     def replace(self, **changes) -> MemoryProtocol:
         """A copy with ``changes`` (field names); ``TypeError`` naming any field that does not exist."""
         fields = [f.name for f in dataclasses.fields(self)]
