@@ -26,8 +26,15 @@ each run reports every network's smallest eigenvalue of :math:`\Gamma` (:func:`~
 .overlaps.gram`) and how far :math:`\sigma_{uu} - \sigma_{vv}` (conserved by the simultaneous
 step, :func:`~seqlearn.lowrank.erf`'s rescaling symmetry) drifted.
 
+**Scales.** :meth:`MemoryProtocol.paper` is the paper's protocol (about 30 min per seed on one
+core with pooled trials); :meth:`MemoryProtocol.binder` the same at a size a chapter runs live
+(4,000 steps, seconds), long enough for the invisible overlaps to keep the history through C.
+
 **Shipped results.** ``python -m seqlearn.lowrank.memory --out FILE`` runs the paper's protocol
-(:meth:`MemoryProtocol.paper`) for some seeds and writes :func:`paper_results`' JSON.
+for some seeds and writes :func:`paper_results`' compact JSON (:func:`compact`,
+:func:`save_results`); :func:`load_results` reads it back checked. Chapter 6's
+``chapters/results/06_memory.json`` holds seed 0 with 8192-trial pools (its ``provenance`` says how
+it was produced).
 """
 
 from __future__ import annotations
