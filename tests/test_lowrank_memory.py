@@ -38,7 +38,7 @@ def test_the_default_protocol_is_the_chapters_scale_and_paper_is_the_papers():
     assert (paper.update, paper.read, paper.split, paper.max_step) == ("sequential", "after", "pairs", None)
     assert paper.drop_below == chapter.drop_below == 0.015
     assert paper.gram_start and not chapter.gram_start
-    assert MemoryProtocol.paper(pairs=4).pairs == 4
+    assert MemoryProtocol.paper(pairs=4).pairs == 4 and MemoryProtocol.binder(epochs_ab=7).epochs_ab == 7
     binder = MemoryProtocol.binder()
     assert (binder.dt, binder.batch, binder.pool, binder.epochs_ab, binder.eta_ab, binder.epochs_c) == (
         0.1, 16, 1024, 2000, 0.02, 2000)  # fmt: skip

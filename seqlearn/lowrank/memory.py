@@ -172,7 +172,7 @@ class MemoryProtocol:
         (T 200), 16 trials per step from 1024-trial pools, 2,000 A/B epochs at :math:`\\eta` 0.02 and 2,000 C epochs
         at 1e-3. Long enough that task B is nearly learned (loss ~0.05; at 400 A/B epochs it is not, and C erases
         the twins' differences), so the invisible overlaps still tell A from B after C without feature noise."""
-        return cls.paper(dt=0.1, batch=16, pool=1024, epochs_ab=2000, eta_ab=0.02, epochs_c=2000, **changes)
+        return cls.paper(dt=0.1, batch=16, pool=1024, epochs_ab=2000, eta_ab=0.02, epochs_c=2000).replace(**changes)
 
     def replace(self, **changes) -> MemoryProtocol:
         """A copy with ``changes`` (field names); ``TypeError`` naming any field that does not exist."""
