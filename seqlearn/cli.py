@@ -10,6 +10,8 @@
                                        solutions -> full marks, blank -> 0, delegating -> 0
     seqlearn grade ASSIGNMENT [--jobs N] [--course DIR]
                                        sealed grading of the collected submissions into the gradebook
+    seqlearn replay ASSIGNMENT STUDENT [CELL] [--course DIR]
+                                       a graded test cell run again from its recorded hidden draws
     seqlearn release DEST              a student repository: the course without its solutions
     seqlearn ngram estimate|perplexity n-gram language models in ARPA format
 """
@@ -225,6 +227,28 @@ def _grade(args) -> int:
     return 0
 
 
+@_needs_course_extra
+def _replay(args) -> int:
+    import os
+    from pathlib import Path
+
+    from seqlearn.grading.sealed.replay import replay_submission
+
+    course = Path(args.course or os.getcwd())
+    try:
+        notes, parts = replay_submission(course, args.assignment, args.student, args.cell, level=args.level)
+    except (FileNotFoundError, ValueError, RuntimeError) as err:
+        print(f"seqlearn: error: {err}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}")
+    for notebook, cells in parts.items():
+        for grade_id, part in cells.items():
+            print(f"{notebook} {grade_id}: {part.score:g}/{part.points:g}")
+            print("    " + part.output.strip().replace("\n", "\n    "))
+    return 0
+
+
 def _release(args) -> int:
     from seqlearn.notebooks import course_root
     from seqlearn.release import write_student_repository
@@ -275,6 +299,14 @@ def build_parser() -> argparse.ArgumentParser:
     gr.add_argument("--timeout", type=_positive_seconds, help="seconds per cell (default: Execute.timeout)")
     gr.add_argument("--level", choices=["bwrap", "user", "rlimits"], help="isolation level (default: the strongest)")
     gr.set_defaults(func=_grade)
+
+    rp = sub.add_parser("replay", help="run a graded test cell again from its recorded hidden draws, failures shown")
+    rp.add_argument("assignment", help="e.g. 01_ngram")
+    rp.add_argument("student", help="the student id (a folder of autograded/)")
+    rp.add_argument("cell", nargs="?", help="the test cell's grade id (default: every one that lost its points)")
+    rp.add_argument("--course", metavar="DIR", help="the nbgrader course directory (default: the current one)")
+    rp.add_argument("--level", choices=["bwrap", "user", "rlimits"], help="isolation level (default: the strongest)")
+    rp.set_defaults(func=_replay)
 
     rel = sub.add_parser("release", help="write a student repository: chapters, exercises, package; no solutions")
     rel.add_argument("dest", help="a new (or empty) directory")

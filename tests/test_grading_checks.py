@@ -80,7 +80,9 @@ def test_compare_mappings():
 
 
 def test_compare_sequences():
-    assert compare((1.0, 2.0), [1.0, 2.0 + 1e-15]) is None
+    assert compare([1.0, 2.0], (1.0, 2.0 + 1e-15)) is None
+    as_list = compare((1.0, 2.0), [1.0, 2.0])  # a tuple is documented: a list fails, saying so
+    assert as_list.problem == "type" and "return a tuple" in as_list.describe(hidden=True)
     assert compare((1.0, 2.0), (1.0,)).describe() == "the result has the wrong length: expected 2, got 1"
     assert compare((1.0, 2.0), (1.0, 3.0)).describe() == "the result[1] has the wrong value: expected 2.0, got 3.0"
     nested = compare([{"k": (1, 2)}], [{"k": (1, 3)}])

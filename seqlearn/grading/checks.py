@@ -32,10 +32,13 @@ Seed policy
 * Visible cases are the hand-written cases followed by random cases drawn from seeds that
   are a pure function of the exercise's name (:func:`visible_rngs`): the same inputs on
   every machine and every run, so a student can reproduce a failure.
-* Hidden cases are drawn at grading time from fresh entropy (:func:`hidden_rngs`, which
-  uses :mod:`secrets`): every grading run sees new inputs. The code that draws them is
-  public (it ships with the package); what stays secret is the draw itself, so no
-  answer can be fitted to the hidden inputs.
+* Hidden cases are drawn from an entropy (:func:`hidden_rngs`): in a notebook, fresh OS
+  entropy (:mod:`secrets`) at every run; under sealed grading, a value derived from the
+  submission and a course secret (:mod:`seqlearn.grading.sealed.draws`), so a regrade of the
+  same submission draws the same cases, and recorded for the instructor, who can replay a
+  draw (``check(fn, hidden=True, entropy=..., reveal=True)``, ``seqlearn replay``). The code
+  that draws them is public (it ships with the package); what stays secret is the entropy,
+  so no answer can be fitted to the hidden inputs.
 
 What a failure says
 -------------------
@@ -312,8 +315,9 @@ def compare(expected: Any, got: Any, *, rtol: float = 1e-9, atol: float = 1e-12)
     ``|got - expected| <= atol + rtol * |expected|`` (NaN matches NaN, infinities must match
     exactly); ints, bools and strings must be equal. Arrays and tensors must match in
     type, shape and dtype kind (float, int, bool, complex). Mappings must have the same keys
-    (a ``Counter``'s zero counts are ignored) and agreeing values; lists and tuples are
-    interchangeable but must have the same length and agreeing items.
+    (a ``Counter``'s zero counts are ignored) and agreeing values; lists and tuples must have
+    the same length and agreeing items, and where a tuple is expected a list does not do
+    (a list where a list is expected may come back as a tuple).
     """
     if rtol < 0 or atol < 0:
         raise ValueError(f"tolerances must be >= 0, got rtol={rtol}, atol={atol}")
@@ -398,10 +402,12 @@ def _compare_mapping(expected, got, path, rtol, atol) -> Mismatch | None:
 
 
 def _compare_sequence(expected, got, path, rtol, atol) -> Mismatch | None:
-    if not isinstance(got, (list, tuple)):
-        detail = f"expected a {type(expected).__name__}, got {_kind(got)}"
+    wanted = tuple if isinstance(expected, tuple) else (list, tuple)
+    if not isinstance(got, wanted):
+        advice = " (return a tuple, e.g. tuple(result) or (a, b, c))" if isinstance(got, list) else ""
+        detail = f"expected a {type(expected).__name__}, got {_kind(got)}{advice}"
         want = f"a {type(expected).__name__} of length {len(expected)}"
-        return Mismatch("type", want, describe_type(got), path, hidden_detail=detail)
+        return Mismatch("type", want, describe_type(got) + advice, path, hidden_detail=detail)
     if len(got) != len(expected):
         detail = f"it is {'shorter' if len(got) < len(expected) else 'longer'} than expected"
         return Mismatch("length", str(len(expected)), str(len(got)), path, hidden_detail=detail)
@@ -610,18 +616,21 @@ class FunctionCheck:
         object.__setattr__(self, "_coverage", tuple(extra))  # a cache, not a field: the dataclass is frozen
         return extra
 
-    def check(self, student: Callable, hidden: bool = False) -> None:
+    def check(self, student: Callable, hidden: bool = False, entropy: int | None = None, reveal: bool = False) -> None:
         """Grade ``student`` on the visible (or hidden) cases; raise :class:`CheckFailure` on the first failure.
 
-        Prints one line on success.
+        ``entropy``: the hidden draw (default: fresh, see :func:`hidden_rngs`). ``reveal``: a hidden
+        failure says all a visible one does (input, expected and returned values): the instructor's
+        replay of a recorded draw, never a student's feedback. Prints one line on success.
         """
         if not callable(student):
             raise CheckFailure(f"{self.name} should be a function, but it is {describe_type(student)}.")
-        cases = self.cases(hidden=hidden)
+        cases = self.cases(hidden=hidden, entropy=entropy)
+        withheld = hidden and not reveal
         for number, case in enumerate(cases, start=1):
-            problem = self._first_problem(student, case, hidden)
+            problem = self._first_problem(student, case, withheld)
             if problem:
-                raise CheckFailure(self._message(case, number, len(cases), hidden, *problem))
+                raise CheckFailure(self._message(case, number, len(cases), hidden, reveal, *problem))
         print(f"{self.name}: all {len(cases)} {'hidden' if hidden else 'visible'} cases passed.")
 
     def _first_problem(self, student: Callable, case: Case, hidden: bool) -> tuple[str, str | None] | None:
@@ -688,18 +697,18 @@ class FunctionCheck:
         except BaseException as exc:  # the student's bug (even SystemExit), reported as such
             return None, exc
 
-    def _message(self, case: Case, number: int, total: int, hidden: bool, problem: str, targeted: str | None) -> str:
+    def _message(
+        self, case: Case, number: int, total: int, hidden: bool, reveal: bool, problem: str, targeted: str | None
+    ) -> str:
+        """The failure: what went wrong first, then the hints, then the input (which can be long)."""
         kind = "hidden" if hidden else "visible"
         label = f" ({case.label})" if case.label and not hidden else ""
-        lines = [f"{self.name} failed {kind} case {number} of {total}{label}."]
-        if hidden:
-            lines.append("    input: withheld (hidden cases are drawn fresh at each grading run)")
+        lines = [f"{self.name} failed {kind} case {number} of {total}{label}.", f"    problem: {problem}"]
+        lines += [f"    hint: {hint}" for hint in (targeted, self.hint) if hint]
+        if hidden and not reveal:
+            lines.append("    input: withheld (hidden cases are drawn at grading time)")
         else:
             lines.append(f"    input: {case.describe()}")
-        lines.append(f"    problem: {problem}")
-        for hint in (targeted, self.hint):
-            if hint:
-                lines.append(f"    hint: {hint}")
         return "\n".join(lines)
 
 
@@ -742,7 +751,8 @@ Parameters
 student_fn : callable
     Your ``{name}``.
 hidden : bool
-    Run the hidden cases, drawn fresh at each grading run; a failure does not show their input.
+    Run the hidden cases, drawn fresh at each run (under sealed grading, from the submission and a
+    course secret); a failure does not show their input.
 
 Raises
 ------

@@ -4,7 +4,7 @@ Each ``check_<name>(student_fn, hidden=False)``, made from :data:`CHECKS`, grade
 student's implementation of the function of the same name in :mod:`seqlearn.ngram.basics`
 (the graded reference) and raises :class:`~seqlearn.grading.checks.CheckFailure` with an
 explanation on the first wrong case. Visible cases are the notebook's worked examples plus
-random cases from fixed seeds; hidden cases are drawn fresh at each grading run (see
+random cases from fixed seeds; hidden cases are drawn at grading time (see
 :mod:`seqlearn.grading.checks` for the seed policy).
 
 Random inputs are small corpora over a fixed list of words, with Zipf-like frequencies so
@@ -281,6 +281,7 @@ MKN_DISCOUNTS = FunctionCheck(
         Case({"count_of_counts": {1: 7, 2: 3, 3: 1}}, label="no n-gram seen 4 times"),
         Case({"count_of_counts": {1: 5, 2: 0, 3: 1, 4: 1}}, label="n_2 = 0"),
         Case({"count_of_counts": {1: 10, 2: 1, 3: 10}}, label="D2 < 0: outside [0, 2]"),
+        Case({"count_of_counts": {1: 10, 2: 4, 3: 1, 4: 10}}, label="D3+ < 0: outside [0, 3]"),
     ),
     hint="Y = n1 / (n1 + 2 n2), D1 = 1 - 2Y n2/n1, D2 = 2 - 3Y n3/n2, D3+ = 3 - 4Y n4/n3; a missing r counts "
     "as n_r = 0; raise ValueError if n1, n2 or n3 is 0 or if some D_r is outside [0, r]; return the tuple "

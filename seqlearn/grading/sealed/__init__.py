@@ -47,11 +47,18 @@ The parts, each importing only those above it:
   checks run in the grader;
 * :mod:`~seqlearn.grading.sealed.gradebook`: the results written to nbgrader's gradebook and
   the autograded notebooks;
-* :mod:`~seqlearn.grading.sealed.pool`: a class graded in parallel (:func:`grade_assignment`).
+* :mod:`~seqlearn.grading.sealed.pool`: a class graded in parallel (:func:`grade_assignment`);
+* :mod:`~seqlearn.grading.sealed.replay`: one student's graded cell run again from its recorded
+  draws, failures revealed, for the instructor (:func:`replay_submission`, ``seqlearn replay``).
+
+The hidden cases of a submission are drawn from an entropy derived from the submission and a
+course secret (:mod:`~seqlearn.grading.sealed.draws`, imported by the session): a regrade of the
+same submission gets the same marks.
 """
 
 from .plan import holds_source_code, load_assignment
 from .pool import grade_assignment
+from .replay import replay_submission
 from .sandbox import LEVELS, WORKER_MODULES, Limits, detect_level, free_uid_block, strongest_level
 from .session import PartResult, SubmissionResult, grade_submission, read_submitted
 
@@ -69,4 +76,5 @@ __all__ = [
     "holds_source_code",
     "load_assignment",
     "read_submitted",
+    "replay_submission",
 ]

@@ -5,9 +5,10 @@ the course's gradebook through :class:`nbgrader.api.Gradebook` (found as nbgrade
 :func:`_nbgrader_config`, :func:`_db`): autograded test cells get their ``auto_score``, written
 answers nbgrader's "no response" zero when unchanged, and manual scores are never touched. Beside
 it, :func:`_autograded_notebook` writes ``autograded/<student>/NN_slug/``: the submission with the
-source notebook's test cells, whose outputs are the grader's messages, and the submission's
-nbgrader records (timestamp, secret), so that ``nbgrader generate_feedback`` works as after
-autograde. One submission whose record cannot be written costs only its own.
+source notebook's test cells, whose outputs are the grader's messages and whose ``seqlearn``
+metadata records the graded program's digest and the entropy of each hidden check (for
+``seqlearn replay``; feedback pages do not show cell metadata), and the submission's nbgrader
+records (timestamp, secret), so that ``nbgrader generate_feedback`` works as after autograde. One submission whose record cannot be written costs only its own.
 """
 
 from __future__ import annotations
@@ -72,8 +73,11 @@ def _output(text: str, failed: bool) -> nbformat.NotebookNode:
     return nbformat.v4.new_output("error", ename=ename or "CheckFailure", evalue=evalue, traceback=[text])
 
 
-def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, parts: Mapping[str, PartResult]):
-    """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs.
+def _autograded_notebook(
+    plan: NotebookPlan, source_tests, submitted: Path, parts: Mapping[str, PartResult], program: str = ""
+):
+    """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs
+    and, in each test cell's ``metadata.seqlearn``, the draws it was graded with (:func:`draws_record`).
 
     ``submitted`` is ``<course>/submitted/<student>/<assignment>/<notebook>``, read as :func:`read_submitted` reads it.
     """
@@ -95,10 +99,18 @@ def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, part
         if grade_id in parts:
             cell.source = source_tests[grade_id].source
             cell.outputs = [_output(parts[grade_id].output, parts[grade_id].failed)]
+            cell.metadata["seqlearn"] = draws_record(parts[grade_id], program)
         elif meta.get("solution") and grade_id in students:
             cell.source = "\n".join(students[grade_id])
         result.cells[index] = cell
     return result
+
+
+def draws_record(part: PartResult, program: str) -> dict:
+    """What a test cell's ``metadata.seqlearn`` records: the graded program's digest, whether the cell
+    passed, and each hidden check's call, exercise and entropy (hex), as ``seqlearn replay`` reads them."""
+    draws = [{"call": call, "check": exercise, "entropy": f"{entropy:#x}"} for call, exercise, entropy in part.draws]
+    return {"program": program, "passed": not part.failed, "hidden_draws": draws}
 
 
 def write_results(course, assignment: str, plans: Sequence[NotebookPlan], results: Sequence[SubmissionResult]) -> None:
@@ -142,7 +154,7 @@ def _write_result(course: Path, assignment: str, plans: Sequence[NotebookPlan], 
             grade.auto_score = part.score
             grade.needs_manual_grade = grade.manual_score is not None
         tests = {t.grade_id: t for t in plan.tests}
-        autograded = _autograded_notebook(plan, tests, submitted / plan.name, parts)
+        autograded = _autograded_notebook(plan, tests, submitted / plan.name, parts, result.programs.get(plan.name, ""))
         for cell in autograded.cells:
             meta = _nbgrader(cell)
             if meta.get("solution") or meta.get("task"):

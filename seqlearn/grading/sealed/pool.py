@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .draws import course_secret
 from .gradebook import _course_timeout, write_results
 from .plan import load_assignment
 from .sandbox import Limits, Runtime, _make_runtime, detect_level, free_uid_block
@@ -36,14 +37,17 @@ def _init_pool(slots, root: str, level: str, limits: Limits, run: int, hide: tup
     _POOL_STATE["limits"] = limits
 
 
-def _grade_in_pool(course: str, assignment: str, student: str, plans) -> SubmissionResult:
-    return _grade_isolated(course, assignment, student, plans, _POOL_STATE["runtime"], _POOL_STATE["limits"])
+def _grade_in_pool(course: str, assignment: str, student: str, plans, secret: bytes, replay) -> SubmissionResult:
+    state = _POOL_STATE
+    return _grade_isolated(course, assignment, student, plans, state["runtime"], state["limits"], secret, replay)
 
 
-def _grade_isolated(course, assignment: str, student: str, plans, runtime: Runtime, limits: Limits) -> SubmissionResult:
+def _grade_isolated(
+    course, assignment: str, student: str, plans, runtime: Runtime, limits: Limits, secret: bytes, replay=None
+) -> SubmissionResult:
     """:func:`grade_submission`, where any error is recorded as this student's problem (the class goes on)."""
     try:
-        return grade_submission(course, assignment, student, plans, runtime, limits)
+        return grade_submission(course, assignment, student, plans, runtime, limits, secret, replay)
     except Exception as exc:  # a grader bug must not stop the class: record it
         result = SubmissionResult(student)
         result.problems.append(f"grader error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
@@ -75,6 +79,7 @@ def grade_assignment(
     limits: Limits | None = None,
     write: bool = True,
     progress=None,
+    replay=None,
 ) -> tuple[str, list[SubmissionResult]]:
     """Grade every submission of ``assignment`` in ``course``; write the gradebook and autograded notebooks.
 
@@ -96,6 +101,9 @@ def grade_assignment(
         Write scores to the gradebook and autograded notebooks (default); False only grades.
     progress : callable, optional
         Called with each :class:`SubmissionResult` as it is finished.
+    replay : mapping, optional
+        Notebook -> test cell -> {call: entropy}: grade only these cells of ``students`` from these
+        recorded draws, failures revealed (see :func:`~.session.grade_submission`); nothing is written.
 
     Returns
     -------
@@ -103,6 +111,7 @@ def grade_assignment(
     """
     course = Path(course).resolve()
     limits = limits or Limits(timeout=_course_timeout(course))
+    secret = course_secret(course)
     plans = load_assignment(course, assignment)
     names = _students(course, assignment, students)
     level = detect_level(level)
@@ -114,7 +123,7 @@ def grade_assignment(
         if jobs == 1:
             runtime = _make_runtime(Path(tmp) / "slot-0", level, 0, block, hide=(str(course),))
             for name in names:
-                results.append(_grade_isolated(course, assignment, name, plans, runtime, limits))
+                results.append(_grade_isolated(course, assignment, name, plans, runtime, limits, secret, replay))
                 if progress:
                     progress(results[-1])
         else:
@@ -126,11 +135,11 @@ def grade_assignment(
                 slots.put(slot)
             setup: tuple = (slots, tmp, level, limits, block, (str(course),))
             with ProcessPoolExecutor(jobs, context, initializer=_init_pool, initargs=setup) as pool:
-                futures = [pool.submit(_grade_in_pool, str(course), assignment, n, plans) for n in names]
+                futures = [pool.submit(_grade_in_pool, str(course), assignment, n, plans, secret, replay) for n in names]
                 for future in futures:
                     results.append(future.result())
                     if progress:
                         progress(results[-1])
-    if write:
+    if write and replay is None:
         write_results(course, assignment, plans, results)
     return level, results

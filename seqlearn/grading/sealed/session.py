@@ -8,8 +8,10 @@ At each test cell, the same :class:`~seqlearn.grading.checks.FunctionCheck` as t
 here on a :class:`_Proxy` of the student's function, whose calls go to the worker and whose answers
 are decoded with the worker's codec; an exception of the student's code comes back as a builtin
 type with a message of the grader's own (:func:`_student_exception`). Each test cell becomes a
-:class:`PartResult` (full points or 0, with the grader's message), each submission a
-:class:`SubmissionResult`.
+:class:`PartResult` (full points or 0, with the grader's message and the entropy each hidden check
+drew from, :mod:`seqlearn.grading.sealed.draws`), each submission a :class:`SubmissionResult`.
+A replay (``replay=``) grades only the test cells asked for, each hidden check from the entropy
+given, with its failures revealed (input, expected and returned values): the instructor's view.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 from .. import ASSIGNMENTS
 from ..checks import CheckFailure, FunctionCheck
 from ..worker import CodecError, decode, encode, input_arrays
+from .draws import course_secret, hidden_entropy, program_digest
 from .plan import NotebookPlan, TestCell, build_program, holds_source_code
 from .sandbox import Limits, Runtime, Worker, WorkerLost
 
@@ -159,6 +162,7 @@ class PartResult:
     output: str
     failed: bool
     reason: str = ""
+    draws: tuple[tuple[int, str, int], ...] = ()  # (call in the cell, exercise, entropy) of each hidden check
 
 
 @dataclass
@@ -167,6 +171,7 @@ class SubmissionResult:
 
     student: str
     parts: dict[str, dict[str, PartResult]] = field(default_factory=dict)  # notebook -> grade id -> part
+    programs: dict[str, str] = field(default_factory=dict)  # notebook -> program_digest of what was graded
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -264,24 +269,41 @@ class _Session:
         self.worker.cleanup()
 
 
-def _run_test(session: _Session, test: TestCell, checks: Mapping[str, FunctionCheck]) -> PartResult:
-    """Grade one test cell where it stands in the notebook: after the cells above it, before those below."""
+def _run_test(
+    session: _Session,
+    test: TestCell,
+    checks: Mapping[str, FunctionCheck],
+    entropies: Mapping[int, int],
+    reveal: bool = False,
+) -> PartResult:
+    """Grade one test cell where it stands in the notebook: after the cells above it, before those below.
+
+    ``entropies``: call in the cell -> the entropy of that hidden check (recorded in the result).
+    ``reveal``: hidden failures say everything, as visible ones do (a replay for the instructor).
+    """
+    draws = tuple((i, exercise, entropies[i]) for i, (exercise, _, hidden) in enumerate(test.calls) if hidden)
+    result = _run_checks(session, test, checks, entropies, reveal)
+    result.draws = draws
+    return result
+
+
+def _run_checks(session, test, checks, entropies, reveal) -> PartResult:
     (position,) = [i for i, (op, label, _) in enumerate(session.steps) if op == "capture" and label == test.grade_id]
     if not session.advance(position):
         return _failure(test, session.broken or "the worker is not available")
     found = session.found.get(test.grade_id, {})
     deadline = session.deadline()
     printed = io.StringIO()
-    for exercise, name, hidden in test.calls:
+    for call, (exercise, name, hidden) in enumerate(test.calls):
         kind = found.get(name, "missing")
         if kind == "missing":
             return _failure(test, f"NameError: name {name!r} is not defined")
         if kind != "callable":
             return _failure(test, f"CheckFailure: {name} should be a function, but it is not")
-        proxy = _Proxy(session.worker, test.grade_id, name, deadline, hidden)
+        proxy = _Proxy(session.worker, test.grade_id, name, deadline, hidden and not reveal)
         try:
             with contextlib.redirect_stdout(printed):
-                checks[exercise].check(proxy, hidden=hidden)
+                checks[exercise].check(proxy, hidden=hidden, entropy=entropies.get(call), reveal=reveal)
         except CheckFailure as failure:
             return _failure(test, f"{name} failed", f"CheckFailure: {failure}")
         except KeyboardInterrupt:
@@ -333,6 +355,15 @@ def read_submitted(course, student: str, assignment: str, name: str, limit: int)
             os.close(fd)
 
 
+def _entropies(secret: bytes, student: str, plan: NotebookPlan, test: TestCell, program: str) -> dict[int, int]:
+    """Call in the cell -> the entropy of that hidden check of this program (:func:`~.draws.hidden_entropy`)."""
+    return {
+        i: hidden_entropy(secret, student, plan.name, test.grade_id, i, exercise, program)
+        for i, (exercise, _, hidden) in enumerate(test.calls)
+        if hidden
+    }
+
+
 def _uncomparable(test: TestCell, name: str, exc: Exception) -> PartResult:
     """A test cell whose checks raised on a student's result: failed, naming the error's type only."""
     kind = type(exc).__name__ if type(exc) in _BUILTIN_EXCEPTIONS.values() else "an error"
@@ -341,13 +372,28 @@ def _uncomparable(test: TestCell, name: str, exc: Exception) -> PartResult:
 
 
 def grade_submission(
-    course, assignment: str, student: str, plans: Sequence[NotebookPlan], runtime: Runtime, limits: Limits
+    course,
+    assignment: str,
+    student: str,
+    plans: Sequence[NotebookPlan],
+    runtime: Runtime,
+    limits: Limits,
+    secret: bytes | None = None,
+    replay: Mapping[str, Mapping[str, Mapping[int, int]]] | None = None,
 ) -> SubmissionResult:
-    """Grade one student's submission of ``assignment`` (every notebook), in its own worker per notebook."""
+    """Grade one student's submission of ``assignment`` (every notebook), in its own worker per notebook.
+
+    ``secret``: the key of the hidden draws (default: the course's, :func:`~.draws.course_secret`).
+    ``replay``: notebook -> test cell -> {call: entropy}: grade only these cells, from these draws,
+    with failures revealed (:func:`~seqlearn.grading.sealed.replay.replay_submission`).
+    """
     start = time.perf_counter()
     result = SubmissionResult(student)
     checks = ASSIGNMENTS[assignment].CHECKS
+    secret = course_secret(course) if secret is None and replay is None else secret
     for plan in plans:
+        if replay is not None and plan.name not in replay:
+            continue
         try:
             notebook = json.loads(read_submitted(course, student, assignment, plan.name, _MAX_NOTEBOOK))
             if holds_source_code(notebook):
@@ -359,9 +405,21 @@ def grade_submission(
             result.problems.append(reason)
             result.parts[plan.name] = {t.grade_id: _failure(t, reason) for t in plan.tests}
             continue
+        program = result.programs[plan.name] = program_digest(steps)
         session = _Session(runtime, limits, steps)
         try:
-            result.parts[plan.name] = {t.grade_id: _run_test(session, t, checks) for t in plan.tests}
+            if replay is None:
+                result.parts[plan.name] = {
+                    t.grade_id: _run_test(session, t, checks, _entropies(secret, student, plan, t, program))
+                    for t in plan.tests
+                }
+            else:
+                cells = replay[plan.name]
+                result.parts[plan.name] = {
+                    t.grade_id: _run_test(session, t, checks, cells[t.grade_id], reveal=True)
+                    for t in plan.tests
+                    if t.grade_id in cells
+                }
         finally:
             session.close()
     result.seconds = time.perf_counter() - start
