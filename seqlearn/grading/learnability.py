@@ -612,7 +612,7 @@ def _oriented_case(rng: np.random.Generator) -> PlantedCase:
         return PlantedCase({"phi": m + sigma * rng.normal(size=(N, H))}, planted=m, kind="planted")
     H = int(rng.integers(100, 161))
     N = max(N, 60)
-    sigma = 10.0 ** rng.uniform(-1.0, 1.0, size=H)  # no signal: every neuron's mean is 0
+    sigma = 10.0 ** (rng.uniform(-1.0, 1.0) + rng.uniform(-0.2, 0.2, size=H))  # no signal: every mean is 0
     return PlantedCase({"phi": sigma * rng.normal(size=(N, H))}, kind="null")
 
 
