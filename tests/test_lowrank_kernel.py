@@ -151,8 +151,10 @@ def test_effective_output_is_the_plain_loop_and_differentiable_through_the_kerne
 @pytest.mark.skipif(len(_kernel.ENGINES) < 2, reason="numba is not installed")
 @pytest.mark.parametrize("mode", [_kernel.FORWARD, _kernel.LOSS, _kernel.UPSTREAM])
 @pytest.mark.parametrize("after", [False, True])
-def test_the_numpy_and_numba_loops_agree_bit_for_bit(mode, after):
+@pytest.mark.parametrize("threads_from", [0, 2**62])  # the compiled loop on several threads, or on one
+def test_the_numpy_and_numba_loops_agree_bit_for_bit(mode, after, threads_from, monkeypatch):
     """Same operations in the same order per lane: equal to the last bit (7 lanes: the compiled loop pads to 8)."""
+    monkeypatch.setattr(_kernel, "PARALLEL_LANE_STEPS", threads_from)
     sigma, x, y, mask = _case(7, None, seed=10, T_max=3.0)
     coef = np.ascontiguousarray(sigma[:, index(_kernel.COEFFICIENTS)].T[:, :, None])
     x, y, mask = (np.broadcast_to(a, (1, *a.shape)) for a in (x, y, mask))

@@ -5,7 +5,9 @@ with arithmetic only, so that they evaluate the same on floats and on NumPy arra
 drive them over :math:`L` lanes (one lane = one network's trial) and :math:`T` steps:
 
 * :func:`_sweep_numpy`, time-major, one step of all lanes per NumPy call (always available);
-* :func:`_sweep_numba`, lane by lane inside compiled loops (numba; blocks of lanes in parallel),
+* :func:`_sweep_numba`, lane by lane inside compiled loops (numba; blocks of lanes in parallel
+  from ``PARALLEL_LANE_STEPS`` lanes times steps on, one thread below, where the threads' start
+  and join would cost more than they save and a busy machine makes them wait on each other),
   when numba is installed (``pip install seqlearn[fast]``), about 5x faster on one core.
 
 Every lane takes the same floating-point operations in the same order in both loops (the steps
@@ -72,6 +74,7 @@ HALF_PI = math.pi / 2
 QUARTER_PI = math.pi / 4
 FORWARD, LOSS, UPSTREAM = 0, 1, 2  # a sweep's mode: outputs only; masked MSE and its gradient; a given dL/dy_hat
 LANES = 4  # lanes per block of the compiled loop: four independent recursions hide the sqrt's latency
+PARALLEL_LANE_STEPS = 2**18  # lanes x steps from which the compiled loop runs its blocks on several threads
 
 ENGINES = ("numba", "numpy") if numba is not None else ("numpy",)
 """The loops this installation can run, the default first."""
@@ -155,7 +158,6 @@ if numba is not None:
     _adjoint_step = numba.njit(cache=True)(adjoint_step)
     _output_gradient_jit = numba.njit(cache=True)(_output_gradient)
 
-    @numba.njit(cache=True, parallel=True, error_model="numpy")
     def _sweep_lanes(x, target, mask, scale, coef, B, dt, after, mode, y_hat, loss, parts):  # pragma: no cover
         """The compiled loop over blocks of ``LANES`` lanes: ``x``, ``target``, ``mask`` ``(rows, T)`` (lane ``l``
         reads row ``l % rows``), ``scale`` ``(nets,)``, ``coef`` ``(nets, 7)``; writes ``y_hat`` ``(L, T)``
@@ -202,6 +204,9 @@ if numba is not None:
                 loss[block * LANES + j] = sq[j]
                 parts[block * LANES + j] = acc[:, j]
 
+    _sweep_threads = numba.njit(cache=True, parallel=True, error_model="numpy")(_sweep_lanes)
+    _sweep_thread = numba.njit(cache=True, error_model="numpy")(_sweep_lanes)  # prange runs as range
+
 
 def _sweep_numba(x, target, mask, scale, coef, dt, after, mode):
     """:func:`_sweep_numpy`'s results from the compiled loop (lanes padded to a multiple of ``LANES``)."""
@@ -214,7 +219,8 @@ def _sweep_numba(x, target, mask, scale, coef, dt, after, mode):
     scale_lanes = np.concatenate([scale[:, 0], np.repeat(scale[-1:, 0], len(coef_lanes) - nets)])
     y_hat = np.empty((padded if mode == FORWARD else 0, T))
     loss, parts = np.empty(padded), np.empty((padded, 7))
-    _sweep_lanes(x_rows, target_rows, mask_rows, scale_lanes, coef_lanes, B, dt, after, mode, y_hat, loss, parts)
+    loop = _sweep_threads if L * T >= PARALLEL_LANE_STEPS else _sweep_thread
+    loop(x_rows, target_rows, mask_rows, scale_lanes, coef_lanes, B, dt, after, mode, y_hat, loss, parts)
     if mode == FORWARD:
         return y_hat[:L].reshape(nets, B, T), None, None
     return None, loss[:L].reshape(nets, B), np.ascontiguousarray(np.moveaxis(parts[:L].reshape(nets, B, 7), -1, 0))
