@@ -197,7 +197,7 @@ def _ecf_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
     alpha, got = case.planted, float(got)
     if not 0.0 < got <= 2.0:
         return "the estimate lies outside (0, 2], where every stable index lies", (
-            "a fitted slope can come out above 2 (or below 1) on finite samples: clip it, e.g. np.clip(slope, 1, 2)"
+            "a fitted slope can come out above 2 on finite samples: clip the slope to [1, 2] (np.clip)"
         )
     if abs(got - alpha) > ECF_TOLERANCE:
         kappa_like = alpha < 2.0 and abs(got - _kappa(alpha)) < abs(got - alpha)
