@@ -113,7 +113,7 @@ class _Session:
 
 
 class _Raising:
-    def check(self, student, hidden: bool = False) -> None:
+    def check(self, student, hidden: bool = False, entropy=None, reveal: bool = False) -> None:
         raise ZeroDivisionError("grader-side arithmetic on the student's result")
 
 

@@ -73,11 +73,8 @@ def _output(text: str, failed: bool) -> nbformat.NotebookNode:
     return nbformat.v4.new_output("error", ename=ename or "CheckFailure", evalue=evalue, traceback=[text])
 
 
-def _autograded_notebook(
-    plan: NotebookPlan, source_tests, submitted: Path, parts: Mapping[str, PartResult], program: str = ""
-):
-    """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs
-    and, in each test cell's ``metadata.seqlearn``, the draws it was graded with (:func:`draws_record`).
+def _autograded_notebook(plan: NotebookPlan, source_tests, submitted: Path, parts: Mapping[str, PartResult]):
+    """The submission as nbgrader's autograde would leave it: source test cells, with the grader's outputs.
 
     ``submitted`` is ``<course>/submitted/<student>/<assignment>/<notebook>``, read as :func:`read_submitted` reads it.
     """
@@ -99,7 +96,6 @@ def _autograded_notebook(
         if grade_id in parts:
             cell.source = source_tests[grade_id].source
             cell.outputs = [_output(parts[grade_id].output, parts[grade_id].failed)]
-            cell.metadata["seqlearn"] = draws_record(parts[grade_id], program)
         elif meta.get("solution") and grade_id in students:
             cell.source = "\n".join(students[grade_id])
         result.cells[index] = cell
@@ -154,9 +150,11 @@ def _write_result(course: Path, assignment: str, plans: Sequence[NotebookPlan], 
             grade.auto_score = part.score
             grade.needs_manual_grade = grade.manual_score is not None
         tests = {t.grade_id: t for t in plan.tests}
-        autograded = _autograded_notebook(plan, tests, submitted / plan.name, parts, result.programs.get(plan.name, ""))
+        autograded = _autograded_notebook(plan, tests, submitted / plan.name, parts)
         for cell in autograded.cells:
             meta = _nbgrader(cell)
+            if meta.get("grade_id") in parts:  # the draws it was graded with, for seqlearn replay
+                cell.metadata["seqlearn"] = draws_record(parts[meta["grade_id"]], result.programs.get(plan.name, ""))
             if meta.get("solution") or meta.get("task"):
                 _record_answer(gradebook, cell, meta, notebook_id, assignment, result.student)
         nbformat.write(autograded, out_dir / plan.name)

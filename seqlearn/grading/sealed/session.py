@@ -23,6 +23,7 @@ import io
 import json
 import os
 import re
+import secrets
 import stat
 import time
 from collections.abc import Mapping, Sequence
@@ -273,14 +274,16 @@ def _run_test(
     session: _Session,
     test: TestCell,
     checks: Mapping[str, FunctionCheck],
-    entropies: Mapping[int, int],
+    entropies: Mapping[int, int] | None = None,
     reveal: bool = False,
 ) -> PartResult:
     """Grade one test cell where it stands in the notebook: after the cells above it, before those below.
 
-    ``entropies``: call in the cell -> the entropy of that hidden check (recorded in the result).
-    ``reveal``: hidden failures say everything, as visible ones do (a replay for the instructor).
+    ``entropies``: call in the cell -> the entropy of that hidden check (default: fresh OS entropy),
+    recorded in the result. ``reveal``: hidden failures say everything, as visible ones do (a replay).
     """
+    if entropies is None:
+        entropies = {i: secrets.randbits(128) for i, (_, _, hidden) in enumerate(test.calls) if hidden}
     draws = tuple((i, exercise, entropies[i]) for i, (exercise, _, hidden) in enumerate(test.calls) if hidden)
     result = _run_checks(session, test, checks, entropies, reveal)
     result.draws = draws
@@ -288,6 +291,7 @@ def _run_test(
 
 
 def _run_checks(session, test, checks, entropies, reveal) -> PartResult:
+    """:func:`_run_test`'s grading: the first failing check of the cell, else full points."""
     (position,) = [i for i, (op, label, _) in enumerate(session.steps) if op == "capture" and label == test.grade_id]
     if not session.advance(position):
         return _failure(test, session.broken or "the worker is not available")
