@@ -30,6 +30,13 @@ def _subplots(ncols: int, width: float):
     return fig, list(axes[0])
 
 
+def _plain_minor_ticks(ax) -> None:
+    """No labels on a log x axis's minor ticks (they overlap where the axis spans less than two decades)."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _check_runs(runs: Mapping, names: Mapping) -> None:
     if not runs:
         raise ValueError("runs must hold at least one (architecture, seed) -> Diagnostics")
@@ -72,6 +79,7 @@ def plot_toy_laws(laws: Mapping, windows: Mapping):
         ax_law.loglog(f, d.constant() * f ** -d.kappa, "-", lw=1, color=f"C{i}",
                       label=rf"$C f^{{-\kappa}}$, $\kappa$ = {d.kappa:.2f}")  # fmt: skip
     ax_law.set(xlabel=r"envelope $f(\ell)$", ylabel=r"$N_{req}(\ell)$", title="the master law")
+    _plain_minor_ticks(ax_law)
     for i, (alpha, d) in enumerate(windows.items()):
         closed = window_exponential(d.N_grid, float(d.tau[0]), d.alpha, C=d.constant())
         ax_win.step(d.N_grid, d.window(), where="post", color=f"C{i}", label=rf"$\alpha$ = {alpha:g}: measured")
@@ -102,6 +110,8 @@ def plot_envelopes(runs: Mapping, names: Mapping, lags, retention: float = 0.95)
     axes[1].plot(lags, (lags / lags[0]) ** -1.0, "k--", lw=1, label=r"$\ell^{-1}$")
     axes[0].set(yscale="log", title="log-linear: an exponential is a line")
     axes[1].set(xscale="log", yscale="log", title="log-log: a power law is a line")
+    _plain_minor_ticks(axes[1])
+    axes[1].set_xticks(lags[[0, lags.size // 2, -1]], [f"{v:g}" for v in lags[[0, lags.size // 2, -1]]])
     for ax in axes:
         ax.set(xlabel=r"lag $\ell$", ylabel=rf"$\hat f(\ell)/\hat f({lags[0]:g})$")
         ax.legend(fontsize=7)
@@ -154,6 +164,7 @@ def plot_requirement(runs: Mapping, names: Mapping, N_max: int, noise_floor: flo
     ax.axhline(noise_floor, color="grey", ls="--", lw=1, label="typical N* of pure noise")
     ax.set(xlabel=r"envelope $\hat f(\ell)$", ylabel=r"$N^*(\ell) = (\varepsilon\hat\gamma/|\bar m|)^{\hat\kappa}$",
            title="samples needed against the envelope")  # fmt: skip
+    _plain_minor_ticks(ax)
     ax.legend(fontsize=7)
     return fig
 
