@@ -890,6 +890,16 @@ def my_ecf_alpha_estimate(x):
     return _my_ecf(x)
 
 
+def my_oriented_statistic(phi):
+    """Fold by fold with boolean masks: the signs of fold (k + 1) mod 3's neuron means orient fold k's rows."""
+    phi = np.asarray(phi, dtype=float)
+    if phi.ndim != 2 or phi.shape[0] < 6 or not np.isfinite(phi).all():
+        raise ValueError("phi must be a finite (N, H) array with N >= 6")
+    fold = np.arange(phi.shape[0]) % 3
+    signs = np.stack([np.sign(phi[fold == k].mean(axis=0)) for k in range(3)])  # (3, H)
+    return (phi * signs[(fold + 1) % 3]).sum(axis=1)
+
+
 def _my_gamma(leak, rho, lags, *, order=1, one=1.0, divide=True, shift=0, fill=np.nan):
     """Window by window: the leaks' product times 1 + the sum of rho / leak over t - l + 1 + shift, ..., t + shift."""
     T, H = leak.shape
@@ -970,12 +980,9 @@ LEARNABILITY_MISTAKES = {
         "no check": (lambda alpha: alpha / (alpha - 1) if alpha != 1 else math.inf, "raise ValueError"),
     },
     "ecf_alpha_estimate": {
-        "log |phi|": (lambda x: _my_ecf(x, y="log phi"), "log |phi| itself is not linear"),
-        "no weights": (lambda x: _my_ecf(x, weighting="none"), "weight each point by w"),
-        "np.polyfit's w": (lambda x: _my_ecf(x, weighting="w"), "np.polyfit's w multiplies the residuals"),
-        "no clipping": (lambda x: _my_ecf(x, clip=False), "clip the slope to [1, 2]"),
-        "real part only": (lambda x: _my_ecf(x, modulus="real"), "the sine part counts too"),
-        "standard deviation": (lambda x: _my_ecf(x, scale="std"), "not the standard deviation"),
+        "log |phi|": (lambda x: _my_ecf(x, y="log phi"), "more than 0.2 from the alpha"),
+        "real part only": (lambda x: _my_ecf(x, modulus="real"), "more than 0.2 from the alpha"),
+        "kappa": (lambda x: _my_ecf(x) / (_my_ecf(x) - 1) if _my_ecf(x) > 1 else 2.0, "outside (0, 2]"),
     },
     "gamma_const": {
         "zero order": (
@@ -1248,6 +1255,7 @@ CORRECT = {
     "memory_capacity": my_memory_capacity,
     "kappa_alpha": my_kappa_alpha,
     "ecf_alpha_estimate": my_ecf_alpha_estimate,
+    "oriented_statistic": my_oriented_statistic,
     "gamma_const": my_gamma_const,
     "gamma_diag": my_gamma_diag,
     "window_from_table": my_window_from_table,

@@ -4,8 +4,7 @@ Each ``check_<name>(student_fn, hidden=False)``, made from :data:`CHECKS`, grade
 student's implementation of the function of the same name in
 :mod:`seqlearn.learnability.reference` (:math:`\kappa_\alpha`, the ECF estimate of
 :math:`\alpha`, the transport factor :math:`\Gamma` of ConstGate and DiagGate, the window
-:math:`H_N` from a table and in closed form; the cross-fitted oriented statistic, whose brute-force
-reference is :func:`oriented_statistic` here) and raises
+:math:`H_N` from a table and in closed form, the cross-fitted oriented statistic) and raises
 :class:`~seqlearn.grading.checks.CheckFailure` with an explanation on the first wrong case.
 Visible cases are the notebook's worked examples plus random cases from fixed seeds; hidden
 cases are drawn fresh at each grading run (see :mod:`seqlearn.grading.checks`).
@@ -45,17 +44,17 @@ from typing import Any
 
 import numpy as np
 
-from ..guard import reference
 from ..learnability.reference import (
+    N_FOLDS,
     ecf_alpha_estimate,
     gamma_const,
     gamma_diag,
     kappa_alpha,
+    oriented_statistic,
     window_closed_form,
     window_from_table,
 )
 from ..learnability.stable import sample_stable
-from ..validation import real_array
 from .checks import Case, FunctionCheck, compare, define_checkers, matching_advice, same_values
 
 __all__ = [
@@ -567,34 +566,8 @@ WINDOW_CLOSED_FORM = FunctionCheck(
 
 # ----------------------------------------------------------------------------- oriented_statistic
 
-N_FOLDS = 3
-"""Folds of the cross-fitting: sequence n is in fold n mod 3 and is oriented by fold (n + 1) mod 3."""
-
 NULL_T_BOUND = 5.0
 """The largest |t| terms with no signal may give (t is N(0, 1) or narrower there: P(|t| > 5) < 6e-7)."""
-
-
-@reference
-def oriented_statistic(phi) -> np.ndarray:
-    r"""The cross-fitted oriented statistic of one lag, by loops: :math:`\chi_n = \sum_q s_q^{(k_n)} \varphi_{n,q}`.
-
-    ``phi`` ``(N, H)``: the per-neuron terms :math:`\varphi_{n,q}` of :math:`N \ge 6` sequences and
-    :math:`H` neurons. Sequence :math:`n` (0-based) is in fold :math:`k_n = n \bmod 3` and
-    :math:`s_q^{(k)} = \mathrm{sgn}(\mathrm{mean}_{m:\, k_m = (k + 1) \bmod 3}\, \varphi_{m,q})`. Returns
-    ``(N,)`` float64; ``ValueError`` for another shape, fewer than 6 rows or non-finite terms. The grader's
-    brute force: :func:`seqlearn.learnability.masterlaw.oriented_statistic` vectorises it.
-    """
-    phi = real_array(phi, "phi", ndim=2)
-    N, H = phi.shape
-    if N < 2 * N_FOLDS:
-        raise ValueError(f"phi must hold at least {2 * N_FOLDS} sequences (2 per fold), got {N}")
-    members = [[m for m in range(N) if m % N_FOLDS == k] for k in range(N_FOLDS)]
-    signs = [[np.sign(sum(phi[m, q] for m in fold) / len(fold)) for q in range(H)] for fold in members]
-    chi = np.zeros(N)
-    for n in range(N):
-        orient = signs[(n % N_FOLDS + 1) % N_FOLDS]
-        chi[n] = sum(orient[q] * phi[n, q] for q in range(H))
-    return chi
 
 
 EXAMPLE_ORIENTED = np.array([[1.0, -2.0], [3.0, -1.0], [2.0, -3.0], [2.0, -1.0], [1.0, -2.0], [2.0, -2.0]])

@@ -1,5 +1,6 @@
 r"""Chapter 5's exercise references in plain NumPy (float64): :math:`\kappa_\alpha`, the ECF estimate of
-:math:`\alpha`, the transport factor :math:`\Gamma` of ConstGate and DiagGate, and the window :math:`H_N`.
+:math:`\alpha`, the transport factor :math:`\Gamma` of ConstGate and DiagGate, the window :math:`H_N` and the
+cross-fitted oriented statistic.
 
 Each is a :func:`seqlearn.guard.reference`, so it refuses to run inside a graded answer:
 
@@ -16,7 +17,9 @@ Each is a :func:`seqlearn.guard.reference`, so it refuses to run inside a graded
   (:func:`seqlearn.learnability.window.learnability_window`);
 * :func:`window_closed_form`, :math:`H_N` for exponential and power-law envelopes with
   :math:`A = C = 1` (:func:`~seqlearn.learnability.window.window_exponential`,
-  :func:`~seqlearn.learnability.window.window_power`).
+  :func:`~seqlearn.learnability.window.window_power`);
+* :func:`oriented_statistic`, one lag's cross-fitted oriented statistic by loops
+  (:func:`seqlearn.learnability.masterlaw.oriented_statistic`).
 
 Nothing here imports torch or scipy. ``tests/test_learnability_reference.py`` holds them to the
 package's implementations.
@@ -37,6 +40,7 @@ __all__ = [
     "gamma_diag",
     "window_from_table",
     "window_closed_form",
+    "oriented_statistic",
 ]
 
 ECF_MIN_POINTS = 5
@@ -242,3 +246,30 @@ def window_closed_form(N, envelope, param, alpha):
     closed_form = _CLOSED_FORMS[choice(envelope, "envelope", _CLOSED_FORMS)]
     H_N = closed_form(N, real(param, "param", low=0.0, low_open=True), alpha)
     return float(H_N) if N.ndim == 0 else np.asarray(H_N, dtype=np.float64)
+
+
+N_FOLDS = 3
+"""Folds of the cross-fitting: sequence n is in fold n mod 3 and is oriented by fold (n + 1) mod 3."""
+
+
+@reference
+def oriented_statistic(phi) -> np.ndarray:
+    r"""The cross-fitted oriented statistic of one lag, by loops: :math:`\chi_n = \sum_q s_q^{(k_n)} \varphi_{n,q}`.
+
+    ``phi`` ``(N, H)``: the per-neuron terms :math:`\varphi_{n,q}` of :math:`N \ge 6` sequences and
+    :math:`H` neurons. Sequence :math:`n` (0-based) is in fold :math:`k_n = n \bmod 3` and
+    :math:`s_q^{(k)} = \mathrm{sgn}(\mathrm{mean}_{m:\, k_m = (k + 1) \bmod 3}\, \varphi_{m,q})`. Returns
+    ``(N,)`` float64; ``ValueError`` for another shape, fewer than 6 rows or non-finite terms. Loop by loop, for
+    reading: :func:`seqlearn.learnability.masterlaw.oriented_statistic` vectorises it.
+    """
+    phi = real_array(phi, "phi", ndim=2)
+    N, H = phi.shape
+    if N < 2 * N_FOLDS:
+        raise ValueError(f"phi must hold at least {2 * N_FOLDS} sequences (2 per fold), got {N}")
+    members = [[m for m in range(N) if m % N_FOLDS == k] for k in range(N_FOLDS)]
+    signs = [[np.sign(sum(phi[m, q] for m in fold) / len(fold)) for q in range(H)] for fold in members]
+    chi = np.zeros(N)
+    for n in range(N):
+        orient = signs[(n % N_FOLDS + 1) % N_FOLDS]
+        chi[n] = sum(orient[q] * phi[n, q] for q in range(H))
+    return chi
