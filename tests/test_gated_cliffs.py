@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,8 +23,6 @@ from seqlearn.gated.cliffs import (
 )
 from seqlearn.rnn import SequenceRNN, task_cliff
 
-from pathlib import Path
-
 SHIPPED = Path(__file__).resolve().parents[1] / SHIPPED_CLIFFS
 
 
@@ -33,7 +32,9 @@ def test_the_networks_are_the_chapters():
     assert isinstance(gru, SequenceGated) and isinstance(lstm, SequenceGated)
     plain, biased = lstm.state_dict(), lstm1.state_dict()
     differ = [key for key in plain if not torch.equal(plain[key], biased[key])]
-    assert differ and all(key.rsplit(".", 1)[-1].startswith("b_") for key in differ)  # the same seed: only the forget bias differs
+    assert differ and all(
+        key.rsplit(".", 1)[-1].startswith("b_") for key in differ
+    )  # the same seed: only the forget bias differs
     with pytest.raises(ValueError, match="architecture"):
         cliff_model("Transformer", 0)
 
@@ -63,7 +64,9 @@ def test_a_reduced_regeneration_goes_through_task_cliff_and_reads_back(tmp_path)
 
 
 def test_malformed_cliffs_are_refused():
-    good = cliffs_to_results(adding_cliffs(CliffBudget(lengths=(4,), seeds=(0,), n_train=32, n_val=16, epochs=1, batch_size=32), ["GRU"]))
+    good = cliffs_to_results(
+        adding_cliffs(CliffBudget(lengths=(4,), seeds=(0,), n_train=32, n_val=16, epochs=1, batch_size=32), ["GRU"])
+    )
     assert set(cliffs_from_results(good)) == {"GRU"}
     with pytest.raises(ValueError, match="malformed"):
         cliffs_from_results({"GRU": {"lengths": [4]}})

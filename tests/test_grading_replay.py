@@ -21,7 +21,7 @@ import pytest
 
 from seqlearn.grading.nbgrader_tools import make_course, run_nbgrader, student_submission
 from seqlearn.grading.ngram import PERPLEXITY
-from seqlearn.grading.sealed import grade_assignment, load_assignment
+from seqlearn.grading.sealed import load_assignment
 from seqlearn.grading.sealed.draws import SECRET_FILE, program_digest
 from seqlearn.grading.sealed.plan import build_program
 
@@ -104,8 +104,13 @@ def graded(tmp_path_factory):
     first = _grade(course)
     records = {s: _records(course, s) for s in answers}
     second = _grade(course)
-    return {"course": course, "bad": bad, "runs": (first, second), "records": records, "regraded": {
-        s: _records(course, s) for s in answers}}
+    return {
+        "course": course,
+        "bad": bad,
+        "runs": (first, second),
+        "records": records,
+        "regraded": {s: _records(course, s) for s in answers},
+    }
 
 
 def _score_lines(stdout: str) -> list[str]:
@@ -147,7 +152,6 @@ def test_the_draw_is_the_documented_hmac_of_the_program_under_the_course_key(gra
 
 @pytest.mark.slow
 def test_an_answer_cell_can_neither_read_the_key_nor_move_the_draw(graded):
-    course = graded["course"]
     level = re.search(r"isolation level: (\w+)", graded["runs"][0]).group(1)
     if level == "rlimits":
         pytest.skip("at the rlimits level the worker runs as the grading user and can read the key")
@@ -167,8 +171,9 @@ def test_replay_reproduces_the_hidden_failure_with_its_input(graded):
     (draw,) = record["hidden_draws"]
     case = PERPLEXITY.cases(hidden=True, entropy=int(draw["entropy"], 16))[number - 1]
     assert len(case.inputs["log_probs"]) in graded["bad"]  # the recorded draw holds the failing case
-    proc = subprocess.run([SEQLEARN, "replay", ASSIGNMENT, "borderline", CELL], cwd=course, capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [SEQLEARN, "replay", ASSIGNMENT, "borderline", CELL], cwd=course, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"perplexity failed hidden case {number} of 30." in proc.stdout
     assert f"input: {case.describe()}" in proc.stdout and "has the wrong value: expected" in proc.stdout

@@ -11,7 +11,12 @@ from seqlearn.results import machine, read_results, write_results
 
 def test_a_document_reads_back_as_written(tmp_path):
     path = write_results(
-        tmp_path / "r" / "x.json", "toy", {"lags": (1, 2), "eps": 0.5}, {"f": [0.25, 0.125]}, command="cmd", seconds=3.14
+        tmp_path / "r" / "x.json",
+        "toy",
+        {"lags": (1, 2), "eps": 0.5},
+        {"f": [0.25, 0.125]},
+        command="cmd",
+        seconds=3.14,
     )
     shipped = read_results(path, "toy", {"lags": [1, 2], "eps": 0.5})
     assert shipped.results == {"f": [0.25, 0.125]} and shipped.config == {"lags": [1, 2], "eps": 0.5}
@@ -22,7 +27,7 @@ def test_a_document_reads_back_as_written(tmp_path):
 
 def test_a_failed_write_leaves_the_old_file(tmp_path):
     path = write_results(tmp_path / "x.json", "toy", {}, {"a": 1}, command="c", seconds=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Out of range float"):
         write_results(path, "toy", {}, {"a": float("nan")}, command="c", seconds=1)  # NaN is not JSON
     assert read_results(path, "toy").results == {"a": 1}
     assert len(list(tmp_path.iterdir())) == 1

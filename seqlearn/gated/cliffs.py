@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +63,10 @@ def cliff_model(name: str, seed: int) -> nn.Module:
 
 @dataclass(frozen=True)
 class CliffBudget:
-    """What each network is trained with: lengths, seeds, data and Adam's budget (``epochs`` of ``n_train // batch_size`` updates)."""
+    """What each network is trained with: lengths, seeds, data and Adam's budget.
+
+    A run takes ``epochs`` passes of ``n_train // batch_size`` (rounded up) updates.
+    """
 
     lengths: tuple[int, ...] = (25, 50, 75)
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -93,15 +96,28 @@ class CliffBudget:
 def adding_cliffs(
     budget: CliffBudget, architectures: Sequence[str] = ARCHITECTURES, *, workers: int = 1, keep_models: bool = False
 ) -> dict[str, TaskCliff]:
-    """``{name: TaskCliff}``: every network of ``architectures`` trained on the adding problem with ``budget``, on the CPU."""
+    """``{name: TaskCliff}``: each network of ``architectures`` trained on the adding problem with ``budget`` (CPU)."""
     names = [choice(name, "architecture", ARCHITECTURES) for name in architectures]
+
+    def maker(name: str) -> Callable[[int], nn.Module]:
+        return lambda s: cliff_model(name, s)
+
     return {
         name: task_cliff(
-            "adding", budget.lengths, budget.seeds, make_model=lambda s, name=name: cliff_model(name, s),
-            n_train=budget.n_train, epochs=budget.epochs, batch_size=budget.batch_size, lr=budget.lr,
-            clip_grad_norm=budget.clip_grad_norm, n_val=budget.n_val, keep_models=keep_models, workers=workers,
+            "adding",
+            budget.lengths,
+            budget.seeds,
+            make_model=maker(name),
+            n_train=budget.n_train,
+            epochs=budget.epochs,
+            batch_size=budget.batch_size,
+            lr=budget.lr,
+            clip_grad_norm=budget.clip_grad_norm,
+            n_val=budget.n_val,
+            keep_models=keep_models,
+            workers=workers,
             device="cpu",
-        )  # fmt: skip
+        )
         for name in names
     }
 
@@ -115,7 +131,7 @@ def cliffs_to_results(cliffs: dict[str, TaskCliff]) -> dict:
 
 
 def cliffs_from_results(results: dict) -> dict[str, TaskCliff]:
-    """``{name: TaskCliff}`` from :func:`cliffs_to_results`' form (no models); a malformed entry raises ``ValueError``."""
+    """``{name: TaskCliff}`` from :func:`cliffs_to_results`' form (no models); ``ValueError`` if malformed."""
     cliffs = {}
     for name, entry in results.items():
         try:
@@ -130,7 +146,7 @@ def cliffs_from_results(results: dict) -> dict[str, TaskCliff]:
 
 
 def read_shipped_cliffs(path=SHIPPED_CLIFFS, budget: CliffBudget | None = None) -> tuple[dict[str, TaskCliff], dict]:
-    """The shipped cliffs and their provenance; the file must have been made with ``budget`` (default :meth:`CliffBudget.shipped`)."""
+    """The shipped cliffs and their provenance, made with ``budget`` (default :meth:`CliffBudget.shipped`)."""
     budget = CliffBudget.shipped() if budget is None else budget
     shipped = read_results(path, _NAME, dataclasses.asdict(budget))
     return cliffs_from_results(shipped.results), shipped.provenance
@@ -146,7 +162,7 @@ def write_cliffs(path, budget: CliffBudget, *, workers: int = 1, command: str = 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m seqlearn.gated.cliffs --out FILE [--workers W]``: the shipped budget's cliffs, written to ``FILE``."""
+    """``python -m seqlearn.gated.cliffs --out FILE [--workers W]``: the shipped budget's cliffs, into ``FILE``."""
     import torch
 
     parser = argparse.ArgumentParser(prog="python -m seqlearn.gated.cliffs", description=main.__doc__)

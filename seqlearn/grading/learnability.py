@@ -120,6 +120,8 @@ class PropertyCheck(FunctionCheck):
         form = compare(expected, got, rtol=0.0, atol=_ANY_FINITE)  # any finite value of the right form
         if form is not None:
             return form.describe(hidden), None
+        if self.judge is None or not isinstance(case, PlantedCase):
+            raise TypeError(f"{self.name}: a PropertyCheck needs a judge, and its graded cases must be PlantedCases")
         return self.judge(lambda other: self._run_student(student, other, hidden), case, got)
 
 

@@ -89,7 +89,7 @@ def config_from_dict(values: dict) -> Tier2Config:
     fields = {f.name for f in dataclasses.fields(Tier2Config)}
     if set(values) != fields:
         raise ValueError(f"config must have exactly the fields {sorted(fields)}, got {sorted(values)}")
-    return Tier2Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    return Tier2Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})  # type: ignore[arg-type]
 
 
 def _short(x: np.ndarray) -> list:

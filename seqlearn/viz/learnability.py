@@ -48,7 +48,7 @@ def _check_runs(runs: Mapping, names: Mapping) -> None:
 def _styled(runs: Mapping, names: Mapping):
     """``(d, colour, thick, label)`` per run: one colour per architecture, its first seed thick and labelled."""
     _check_runs(runs, names)
-    first = {}
+    first: dict = {}
     for arch, seed in runs:
         first.setdefault(arch, seed)
     for (arch, seed), d in runs.items():

@@ -69,7 +69,9 @@ def program_digest(steps: list[tuple[str, str, Any]]) -> str:
     return hashlib.sha256(json.dumps(steps, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def hidden_entropy(secret: bytes, student: str, notebook: str, grade_id: str, call: int, exercise: str, program: str) -> int:
+def hidden_entropy(
+    secret: bytes, student: str, notebook: str, grade_id: str, call: int, exercise: str, program: str
+) -> int:
     """The 128-bit entropy of one hidden check: the first 16 bytes of HMAC-SHA256 under ``secret``.
 
     ``call`` is the check's position in its test cell, ``program`` the :func:`program_digest`.

@@ -8,7 +8,8 @@ it, :func:`_autograded_notebook` writes ``autograded/<student>/NN_slug/``: the s
 source notebook's test cells, whose outputs are the grader's messages and whose ``seqlearn``
 metadata records the graded program's digest and the entropy of each hidden check (for
 ``seqlearn replay``; feedback pages do not show cell metadata), and the submission's nbgrader
-records (timestamp, secret), so that ``nbgrader generate_feedback`` works as after autograde. One submission whose record cannot be written costs only its own.
+records (timestamp, secret), so that ``nbgrader generate_feedback`` works as after autograde. One
+submission whose record cannot be written costs only its own.
 """
 
 from __future__ import annotations

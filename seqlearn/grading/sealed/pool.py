@@ -135,7 +135,9 @@ def grade_assignment(
                 slots.put(slot)
             setup: tuple = (slots, tmp, level, limits, block, (str(course),))
             with ProcessPoolExecutor(jobs, context, initializer=_init_pool, initargs=setup) as pool:
-                futures = [pool.submit(_grade_in_pool, str(course), assignment, n, plans, secret, replay) for n in names]
+                futures = [
+                    pool.submit(_grade_in_pool, str(course), assignment, n, plans, secret, replay) for n in names
+                ]
                 for future in futures:
                     results.append(future.result())
                     if progress:

@@ -64,12 +64,16 @@ def replay_submission(
     }
     if not replay:
         return [f"{student} lost no points in a test cell of {assignment}: nothing to replay"], {}
-    _, (result,) = grade_assignment(course, assignment, jobs=1, students=[student], level=level, limits=limits, replay=replay)
+    _, (result,) = grade_assignment(
+        course, assignment, jobs=1, students=[student], level=level, limits=limits, replay=replay
+    )
     notes = list(result.problems)
     for notebook, cells in chosen.items():
         program = result.programs.get(notebook)
         if cells and program != next(iter(cells.values())).get("program"):
-            notes.append(f"{notebook} changed since it was graded: the recorded draws run on the submission as it is now")
+            notes.append(
+                f"{notebook} changed since it was graded: the recorded draws run on the submission as it is now"
+            )
     return notes, result.parts
 
 

@@ -413,6 +413,7 @@ def grade_submission(
         session = _Session(runtime, limits, steps)
         try:
             if replay is None:
+                assert secret is not None  # the course's key, read above whenever nothing is replayed
                 result.parts[plan.name] = {
                     t.grade_id: _run_test(session, t, checks, _entropies(secret, student, plan, t, program))
                     for t in plan.tests
