@@ -51,13 +51,13 @@ def _info(args) -> int:
 def _env(args) -> int:
     import shlex
 
-    from seqlearn.device import KERNEL_PATHS, kernel_path, pinned_cpu_env
+    from seqlearn.device import KERNEL_PATHS, KERNEL_THREADS, kernel_env, kernel_path
 
     path = kernel_path()
     if path == "native":
         print("# SEQLEARN_PIN_KERNELS=0: the CPU kernels take this machine's own code paths")
-    env = pinned_cpu_env()
-    for name in KERNEL_PATHS[path]:
+    env = kernel_env()
+    for name in (*KERNEL_PATHS[path], *KERNEL_THREADS):
         print(f"export {name}={shlex.quote(env[name])}")
     return 0
 
@@ -265,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seqlearn", description="The seqlearn course and package.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, device and data directory").set_defaults(func=_info)
-    pins = 'print the CPU kernel pins as shell exports, for eval "$(seqlearn env)" before starting a kernel'
+    pins = 'print the CPU kernel pins and threads as shell exports, for eval "$(seqlearn env)" before starting a kernel'
     sub.add_parser("env", help=pins).set_defaults(func=_env)
 
     run = sub.add_parser("run", help="execute chapters headless; print time and peak memory")

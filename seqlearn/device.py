@@ -8,11 +8,14 @@ On a CPU the same code computes different last bits on different processors: MKL
 torch's vectorised kernels, OpenBLAS and NumPy each pick the widest instructions the CPU has
 (AVX-512 on many Intel servers, AVX2 on AMD's), and sum in a different order. A training run
 amplifies those bits into a different network. :data:`CPU_KERNEL_PINS` makes every x86 CPU with
-AVX2 run the same (AVX2) code paths; the course's kernels run with it (Binder, ``make lab``,
-:func:`seqlearn.notebooks.execute_notebook`), so a chapter computes the numbers its prose quotes.
+AVX2 run AVX2 code paths; the course's kernels run with it (Binder, ``make lab``,
+:func:`seqlearn.notebooks.execute_notebook`). Machines of one vendor then compute the same bits;
+an Intel and an AMD processor still differ in a few (measured: a chapter's trained numbers move in
+their second digit), which is why every trained number the prose quotes states a tolerance.
 ``SEQLEARN_PIN_KERNELS=0`` turns the pins off: the kernels then take the machine's own code paths,
 as on a JupyterHub image or a laptop that never heard of them, and a chapter's trained numbers
-move within the tolerances its quotes state (:class:`seqlearn.notebooks.Quote`).
+move within the tolerances its quotes state (:class:`seqlearn.notebooks.Quote`), as they do
+under the pins from one vendor's CPU to another's.
 ``SEQLEARN_PIN_KERNELS=baseline`` pins them to the oldest x86-64 code paths instead
 (:data:`CPU_KERNEL_BASELINE`): a floating-point path that differs from the AVX2 one on every x86
 machine, which is how the tests stand in for "another machine".
@@ -30,10 +33,10 @@ from .validation import integer
 __all__ = [
     "CPU_KERNEL_BASELINE",
     "CPU_KERNEL_PINS",
+    "KERNEL_THREADS",
     "default_device",
+    "kernel_env",
     "kernel_path",
-    "kernels_pinned",
-    "pinned_cpu_env",
     "resolve_device",
     "seed_everything",
 ]
@@ -65,6 +68,14 @@ CPU_KERNEL_BASELINE = {
 """The same variables set to the oldest x86-64 code paths each library has: another floating-point
 path than :data:`CPU_KERNEL_PINS` on every x86 CPU (``SEQLEARN_PIN_KERNELS=baseline``)."""
 
+KERNEL_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+"""One thread per math library in a course kernel, on every kernel path. The chapters' tensors are
+small: a second thread saves little on a quiet machine, and where the cores are shared (Binder, a
+hub, a test run beside other work) every parallel region waits for the thread that is not running.
+Measured on two cores beside one busy process: a Chapter 6 cell took 15 s on one thread and did not
+finish in 600 s on two. A chapter's independent jobs use the cores as forked workers instead
+(:func:`seqlearn.parallel.map_in_workers`)."""
+
 KERNEL_PATHS = {"avx2": CPU_KERNEL_PINS, "baseline": CPU_KERNEL_BASELINE, "native": {}}
 """What each ``SEQLEARN_PIN_KERNELS`` setting puts in a kernel's environment."""
 
@@ -88,18 +99,14 @@ def kernel_path(env=None) -> str:
     return _PIN_NAMES[value]
 
 
-def kernels_pinned(env=None) -> bool:
-    """Whether ``env`` runs the kernels on :data:`CPU_KERNEL_PINS`, the paths the chapters' quotes were computed on."""
-    return kernel_path(env) == "avx2"
+def kernel_env(env=None) -> dict[str, str]:
+    """``env`` (default ``os.environ``) with the pins of :func:`kernel_path` and :data:`KERNEL_THREADS`
+    added where it does not set them.
 
-
-def pinned_cpu_env(env=None) -> dict[str, str]:
-    """``env`` (default ``os.environ``) with the pins of :func:`kernel_path` added where it does not set them.
-
-    :data:`CPU_KERNEL_PINS` by default; with ``SEQLEARN_PIN_KERNELS=0``, ``env`` as it is.
+    :data:`CPU_KERNEL_PINS` by default; with ``SEQLEARN_PIN_KERNELS=0``, only the threads.
     """
     env = dict(os.environ if env is None else env)
-    return {**KERNEL_PATHS[kernel_path(env)], **env}
+    return {**KERNEL_PATHS[kernel_path(env)], **KERNEL_THREADS, **env}
 
 
 def default_device():

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .device import kernels_pinned, pinned_cpu_env
+from .device import kernel_env
 
 __all__ = [
     "BINDER_SECONDS",
@@ -73,10 +73,11 @@ class Quote:
 
     A number that depends on the floating-point path (anything trained) states how far it may
     move: ``about 0.07<!--q: loss | .2f ~ 0.01 -->`` (absolute) or ``~ 5%`` (relative to the
-    computed value). With the CPU kernels pinned (:func:`seqlearn.device.kernels_pinned`) every
-    quote must match digit for digit; on the machine's own kernels a quote with a ``tolerance``
-    may differ by that much. A bound is quoted through ``min``/``max``: ``a median of
-    0.6<!--q: min(0.6, median) | .1f --> or more`` shows 0.6 exactly when the claim holds.
+    computed value), and the text stands for any value within it, on every kernel path: the pins
+    of :data:`seqlearn.device.CPU_KERNEL_PINS` make two machines of one vendor agree, not every
+    x86 CPU. A quote without a tolerance must match digit for digit everywhere. A bound is quoted
+    through ``min``/``max``: ``a median of 0.6<!--q: min(0.6, median) | .1f --> or more`` shows 0.6
+    exactly when the claim holds.
     """
 
     cell_id: str
@@ -85,11 +86,11 @@ class Quote:
     spec: str
     tolerance: str = ""
 
-    def accepts(self, computed: str, exact: bool) -> bool:
+    def accepts(self, computed: str) -> bool:
         """Whether the text shown stands for ``computed`` (the formatted value): equal, or within the tolerance."""
         if self.shown == computed:
             return True
-        if exact or not self.tolerance:
+        if not self.tolerance:
             return False
         try:
             shown, value = (float(text.replace(",", "")) for text in (self.shown, computed))
@@ -143,19 +144,16 @@ print({_QUOTES_MARK!r} + _json.dumps(_shown))"""
     return nbformat.v4.new_code_cell(source)
 
 
-def _misquoted(found: list[Quote], cell, exact: bool) -> list[str]:
-    """``cell_id: text says X, the chapter computes Y (expr)`` for each quote that does not stand for its value.
-
-    ``exact``: every quote must match digit for digit (the kernels are pinned); otherwise a
-    quote with a tolerance may differ by that much (:meth:`Quote.accepts`).
-    """
+def _misquoted(found: list[Quote], cell) -> list[str]:
+    """``cell_id: text says X, the chapter computes Y (expr)`` for each quote that does not stand for its value
+    (:meth:`Quote.accepts`)."""
     text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
     computed = json.loads(text.split(_QUOTES_MARK, 1)[1])
     return [
         f"{q.cell_id}: the text says {q.shown}, the chapter computes {value} "
         f"({q.expr} | {q.spec}{' ~ ' + q.tolerance if q.tolerance else ''})"
         for q, value in zip(found, computed)
-        if not q.accepts(value, exact)
+        if not q.accepts(value)
     ]
 
 
@@ -292,12 +290,12 @@ def execute_notebook(
     try:
         # The kernel's own log is dropped (failures are reported below); its figures go inline, as in JupyterLab,
         # whatever backend this process was told to use (MPLBACKEND=Agg would make every plt.show() show nothing);
-        # its CPU kernels are pinned to the code paths the quoted numbers were computed with.
-        client.execute(stderr=subprocess.DEVNULL, env={**pinned_cpu_env(), "MPLBACKEND": _INLINE_BACKEND})
+        # its CPU kernels are pinned to the code paths the quoted numbers were computed with, one thread each.
+        client.execute(stderr=subprocess.DEVNULL, env={**kernel_env(), "MPLBACKEND": _INLINE_BACKEND})
     except (CellControlSignal, DeadKernelError) as e:
         raise NotebookError(path.stem, running["index"], running["cell"], e, timeout) from e
     seconds = time.perf_counter() - start
-    misquoted = _misquoted(found, nb.cells.pop(), exact=kernels_pinned())
+    misquoted = _misquoted(found, nb.cells.pop())
     html = _write_html(nb, path.stem, html_dir) if html_dir is not None else None
     executed = Path(executed_dir) / path.name if executed_dir is not None else None
     if executed is not None:

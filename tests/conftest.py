@@ -15,7 +15,7 @@ import os
 
 if os.environ.get("PYTEST_XDIST_WORKER"):  # set before numpy or torch is imported
     # One thread per math library in each test worker: two workers on two cores, none oversubscribed.
-    # A chapter's kernel gets the two threads it has on Binder (ChapterRuns).
+    # A chapter's kernel gets the course's kernel threads (seqlearn.device.KERNEL_THREADS, ChapterRuns).
     for _threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_threads, "1")
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from seqlearn.device import CPU_KERNEL_PINS
+from seqlearn.device import CPU_KERNEL_PINS, KERNEL_THREADS
 from seqlearn.notebooks import NotebookError, RunReport, execute_notebook
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -49,10 +49,11 @@ def pytest_collection_modifyitems(config, items):
 class ChapterRuns:
     """Each chapter executed at most once per test process, with its offline page and executed notebook.
 
-    Runs as the chapter tests always have: on the CPU (``SEQLEARN_DEVICE=cpu``), two threads, the
-    kernel pins of :func:`seqlearn.notebooks.execute_notebook` (``kernels``: the
-    ``SEQLEARN_PIN_KERNELS`` setting, see :func:`seqlearn.device.kernel_path`). A chapter that
-    fails is not run again: each test asking for it gets the same
+    Runs as the course's kernels do: on the CPU (``SEQLEARN_DEVICE=cpu``), one thread per math
+    library (:data:`seqlearn.device.KERNEL_THREADS`), the kernel pins of
+    :func:`seqlearn.notebooks.execute_notebook` (``kernels``: the ``SEQLEARN_PIN_KERNELS`` setting,
+    see :func:`seqlearn.device.kernel_path`). A chapter that fails is not run again: each test
+    asking for it gets the same
     :class:`~seqlearn.notebooks.NotebookError`.
     """
 
@@ -71,9 +72,8 @@ class ChapterRuns:
     def _execute(self, path: Path) -> RunReport | NotebookError:
         with pytest.MonkeyPatch.context() as env:
             env.setenv("SEQLEARN_DEVICE", "cpu")
-            env.setenv("OMP_NUM_THREADS", "2")
             env.setenv("SEQLEARN_PIN_KERNELS", self.kernels)
-            for name in CPU_KERNEL_PINS:  # the setting decides them all
+            for name in (*CPU_KERNEL_PINS, *KERNEL_THREADS):  # the setting and the kernel's threads decide them all
                 env.delenv(name, raising=False)
             try:
                 return execute_notebook(

@@ -155,7 +155,7 @@ def test_a_chapter_runs_in_jupyterlab_and_its_explorer_redraws(tmp_path, browser
     ``explorer-before.png`` and ``explorer-after.png``; ``lab.log`` is the server's output.
     """
     shutil.copytree(ROOT / "chapters", tmp_path / "course" / "chapters")
-    env = lab_environment(tmp_path, SEQLEARN_DEVICE="cpu", OMP_NUM_THREADS="2")
+    env = lab_environment(tmp_path, SEQLEARN_DEVICE="cpu", OMP_NUM_THREADS="1")
     with jupyter_lab(tmp_path / "course", env, artifacts / "lab.log") as lab:
         page = browser.new_page(viewport=VIEWPORT)
         panel = open_notebook(page, lab, CHAPTER)

@@ -147,27 +147,32 @@ def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsy
 
 
 @pytest.mark.integration
-def test_env_prints_the_cpu_kernel_pins_as_shell_exports():
-    from seqlearn.device import CPU_KERNEL_PINS
+def test_env_prints_the_cpu_kernel_pins_and_threads_as_shell_exports():
+    from seqlearn.device import CPU_KERNEL_PINS, KERNEL_THREADS
 
     script = f'eval "$({sys.executable} -m seqlearn.cli env)"; env'
     env = {"PATH": "/usr/bin:/bin", "ATEN_CPU_CAPABILITY": "default"}
     out = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
     seen = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    assert seen == {**seen, **CPU_KERNEL_PINS, "ATEN_CPU_CAPABILITY": "default"}
+    assert seen == {**seen, **CPU_KERNEL_PINS, **KERNEL_THREADS, "ATEN_CPU_CAPABILITY": "default"}
 
 
-def test_env_prints_no_pins_when_they_are_switched_off(monkeypatch, capsys):
+def test_env_prints_only_the_threads_when_the_pins_are_switched_off(monkeypatch, capsys):
+    from seqlearn.device import KERNEL_THREADS
+
     monkeypatch.setenv("SEQLEARN_PIN_KERNELS", "0")
+    for name in KERNEL_THREADS:
+        monkeypatch.delenv(name, raising=False)
     assert main(["env"]) == 0
     out = capsys.readouterr().out
-    assert "export" not in out and out.startswith("# SEQLEARN_PIN_KERNELS=0")
+    assert out.startswith("# SEQLEARN_PIN_KERNELS=0")
+    assert out.splitlines()[1:] == [f"export {name}={value}" for name, value in KERNEL_THREADS.items()]
 
 
 @pytest.mark.integration
-def test_binder_start_pins_the_cpu_kernels():
-    """Binder starts JupyterLab through binder/start: its kernels get the pins."""
-    from seqlearn.device import CPU_KERNEL_PINS
+def test_binder_start_pins_the_cpu_kernels_and_threads():
+    """Binder starts JupyterLab through binder/start: its kernels get the pins and one thread per library."""
+    from seqlearn.device import CPU_KERNEL_PINS, KERNEL_THREADS
 
     root = course_root(__file__)
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
@@ -175,4 +180,5 @@ def test_binder_start_pins_the_cpu_kernels():
         ["bash", str(root / "binder" / "start"), "env"], env=env, capture_output=True, text=True, check=True
     ).stdout
     seen = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    assert {k: seen.get(k) for k in CPU_KERNEL_PINS} == CPU_KERNEL_PINS and seen["SEQLEARN_DEVICE"] == "cpu"
+    pins = {**CPU_KERNEL_PINS, **KERNEL_THREADS}
+    assert {k: seen.get(k) for k in pins} == pins and seen["SEQLEARN_DEVICE"] == "cpu"

@@ -68,12 +68,13 @@ def test_cuda_device_is_default_and_usable(monkeypatch):
     ],
 )
 def test_the_pins_are_avx2_unless_switched(value, path):
-    from seqlearn.device import CPU_KERNEL_BASELINE, CPU_KERNEL_PINS, kernel_path, kernels_pinned, pinned_cpu_env
+    from seqlearn.device import CPU_KERNEL_BASELINE, CPU_KERNEL_PINS, KERNEL_THREADS, kernel_env, kernel_path
 
     env = {"PATH": "/bin"} if value is None else {"PATH": "/bin", "SEQLEARN_PIN_KERNELS": value}
-    assert kernel_path(env) == path and kernels_pinned(env) is (path == "avx2")
+    assert kernel_path(env) == path
     pins = {"avx2": CPU_KERNEL_PINS, "baseline": CPU_KERNEL_BASELINE, "native": {}}[path]
-    assert pinned_cpu_env(env) == {**pins, **env}
+    assert kernel_env(env) == {**pins, **KERNEL_THREADS, **env}
+    assert kernel_env({**env, "OMP_NUM_THREADS": "4"})["OMP_NUM_THREADS"] == "4"  # the caller's own setting wins
 
 
 def test_the_baseline_pins_set_every_variable_the_avx2_pins_set_to_another_value():
@@ -84,7 +85,7 @@ def test_the_baseline_pins_set_every_variable_the_avx2_pins_set_to_another_value
 
 
 def test_a_pin_switch_that_means_nothing_is_refused():
-    from seqlearn.device import kernels_pinned
+    from seqlearn.device import kernel_path
 
     with pytest.raises(ValueError, match=r"SEQLEARN_PIN_KERNELS must be 1 .* got 'maybe'"):
-        kernels_pinned({"SEQLEARN_PIN_KERNELS": "maybe"})
+        kernel_path({"SEQLEARN_PIN_KERNELS": "maybe"})

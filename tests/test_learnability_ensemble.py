@@ -107,8 +107,10 @@ def test_float32_members_equal_separate_training_to_round_off(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
-def test_at_the_chapters_sizes_a_batch_gradient_is_the_same_bit_for_bit(arch):
-    """Batch 128, D = 8, H = 32 (shorter sequences): every kernel and every sum of autograd, member by member."""
+def test_at_the_chapters_sizes_a_batch_gradient_is_the_members_to_round_off(arch):
+    """Batch 128, D = 8, H = 32 (shorter sequences): every kernel and every sum of autograd, member by member.
+
+    Bit for bit on the CPUs measured, but a batched matrix product may sum in another order on another CPU."""
     models = [GatedRegressor(arch, 8, 32, seed=s) for s in (0, 1, 2)]
     g = torch.Generator().manual_seed(5)
     x, y = torch.randn(3, 128, 16, 8, generator=g), torch.randn(3, 128, 16, generator=g)
@@ -120,9 +122,9 @@ def test_at_the_chapters_sizes_a_batch_gradient_is_the_same_bit_for_bit(arch):
     stacked = _Stacked(models)
     losses = stacked.losses(x, y)
     losses.sum().backward()
-    assert torch.equal(losses.detach(), torch.stack(expected))
+    _close(losses.detach(), torch.stack(expected), 1e-6)
     for name, p in stacked.params.items():
-        assert torch.equal(p.grad, torch.stack([m.get_parameter(name).grad for m in models])), name
+        _close(p.grad, torch.stack([m.get_parameter(name).grad for m in models]), 1e-5)
 
 
 def test_diagnostics_read_the_ensembles_optimizer_unchanged():

@@ -90,24 +90,24 @@ def test_a_tolerance_that_is_not_a_number_is_refused(bad):
 
 
 @pytest.mark.parametrize(
-    ("quote", "computed", "exact", "accepted"),
+    ("quote", "computed", "accepted"),
     [
-        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.07", True, True),
-        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.08", True, False),  # pinned: digit for digit
-        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.08", False, True),
-        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.09", False, False),
-        (Quote("c", "0.07", "x", ".2f"), "0.08", False, False),  # no tolerance: exact everywhere
-        (Quote("c", "1,200", "x", ",d", "5%"), "1,260", False, True),  # 5% of the computed value
-        (Quote("c", "1,200", "x", ",d", "5%"), "1,270", False, False),
-        (Quote("c", "0.07", "x", ".2f", "0.01"), "NameError: name 'x' is not defined", False, False),
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.07", True),
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.08", True),
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "0.09", False),
+        (Quote("c", "0.07", "x", ".2f"), "0.08", False),  # no tolerance: digit for digit
+        (Quote("c", "1,200", "x", ",d", "5%"), "1,260", True),  # 5% of the computed value
+        (Quote("c", "1,200", "x", ",d", "5%"), "1,270", False),
+        (Quote("c", "0.07", "x", ".2f", "0.01"), "NameError: name 'x' is not defined", False),
     ],
 )
-def test_a_quote_accepts_its_value_within_its_tolerance_only_off_the_pins(quote, computed, exact, accepted):
-    assert quote.accepts(computed, exact) is accepted
+def test_a_quote_accepts_its_value_within_its_tolerance_only(quote, computed, accepted):
+    assert quote.accepts(computed) is accepted
 
 
 @pytest.mark.slow
-def test_off_the_pins_a_quote_may_move_within_its_tolerance(tmp_path, monkeypatch):
+@pytest.mark.parametrize("pins", ["0", "1"])
+def test_on_every_kernel_path_a_quote_may_move_within_its_tolerance(tmp_path, monkeypatch, pins):
     nb = new_notebook(
         cells=[
             new_markdown_cell(
@@ -117,12 +117,10 @@ def test_off_the_pins_a_quote_may_move_within_its_tolerance(tmp_path, monkeypatc
         ]
     )
     nbformat.write(nb, tmp_path / "nb.ipynb")
-    monkeypatch.setenv("SEQLEARN_PIN_KERNELS", "0")
-    off = execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted
-    assert len(off) == 2 and "computes 0.09 (b | .2f ~ 0.01)" in off[0] and "computes 4 (c | d)" in off[1]
-    monkeypatch.setenv("SEQLEARN_PIN_KERNELS", "1")
-    on = execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted
-    assert len(on) == 3 and "computes 0.08 (a | .2f ~ 0.01)" in on[0]
+    monkeypatch.setenv("SEQLEARN_PIN_KERNELS", pins)
+    misquoted = execute_notebook(tmp_path / "nb.ipynb", timeout=60).misquoted
+    assert len(misquoted) == 2
+    assert "computes 0.09 (b | .2f ~ 0.01)" in misquoted[0] and "computes 4 (c | d)" in misquoted[1]
 
 
 @pytest.mark.slow

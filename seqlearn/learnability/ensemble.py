@@ -29,10 +29,11 @@ contributions of a tensor's consumers. With :math:`\bar x = \partial L / \partia
     + W_h^\top \bar a_t
 
 (:math:`a_t` the pre-activation), summed in that order; the weights' gradients add up from the
-last step to the first. On a given CPU a member's losses,
-parameters and Adam moments are then those of separate training bit for bit (the tests hold them to
-that), which matters: training amplifies a difference in the last bit into a visibly different
-network. The readout stays an ordinary per-member :func:`torch.nn.functional.linear`.
+last step to the first. A member's losses and gradients are then those of separate training
+to float32 round-off (the tests hold them to that), and on the CPUs measured bit for bit, which
+matters: training amplifies a difference in the last bit into a visibly different network. Bit
+for bit is not promised everywhere: on one CPU a batched matrix product summed one gradient in
+another order. The readout stays an ordinary per-member :func:`torch.nn.functional.linear`.
 """
 
 from __future__ import annotations
