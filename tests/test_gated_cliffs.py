@@ -42,7 +42,8 @@ def test_the_networks_are_the_chapters():
 def test_the_budgets():
     assert CliffBudget.chapter().updates == 315
     assert CliffBudget.shipped().updates == 6 * CliffBudget.chapter().updates
-    assert dataclasses.replace(CliffBudget.shipped(), epochs=5) == CliffBudget.chapter()
+    assert dataclasses.replace(CliffBudget.shipped(), epochs=5, lengths=(25, 50)) == CliffBudget.chapter()
+    assert CliffBudget.shipped().lengths == (25, 50, 75)
 
 
 def test_a_reduced_regeneration_goes_through_task_cliff_and_reads_back(tmp_path):

@@ -133,3 +133,19 @@ def test_truncated_bptt_agreement_equals_one_model_trained_with_bptt_k():
 def test_truncated_bptt_agreement_rejects_empty_input():
     with pytest.raises(ValueError, match="at least one"):
         rnn.truncated_bptt_agreement(np.arange(10), None, ks=())
+
+
+def test_epochs_to_a_level_is_the_first_epoch_below_it_by_brute_force():
+    curves = np.array(
+        [[[0.9, 0.5, 0.05, 0.2], [1.0, 1.0, 0.95, 0.9]], [[0.08, 0.02, 0.01, 0.01], [0.5, 0.09, 0.3, 0.1]]]
+    )
+    cliff = rnn.TaskCliff("adding", (25, 50), (0, 1), curves.min(axis=2), curves)
+    expected = np.full((2, 2), np.nan)
+    for i, j in np.ndindex(2, 2):
+        below = [e + 1 for e in range(curves.shape[2]) if curves[i, j, e] < 0.1]
+        expected[i, j] = below[0] if below else np.nan
+    np.testing.assert_array_equal(cliff.epochs_to(0.1), expected)  # [[3, nan], [1, 2]]
+    assert np.isnan(cliff.epochs_to(0.015)).sum() == 3 and cliff.epochs_to(0.015)[1, 0] == 3
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="level must be"):
+            cliff.epochs_to(bad)

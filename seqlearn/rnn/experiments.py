@@ -20,7 +20,7 @@ from torch import nn
 
 from ..parallel import map_in_workers
 from ..tasks import adding_baseline_mse, adding_problem, copy_baseline_loss, copy_task, copy_vocab_size, one_hot
-from ..validation import choice, flag, integer
+from ..validation import choice, flag, integer, real
 from .model import SequenceRNN
 from .train import fit_task
 
@@ -51,6 +51,14 @@ class TaskCliff:
     def spread(self) -> tuple[np.ndarray, np.ndarray]:
         """The smallest and largest value over seeds, per length."""
         return self.relative_loss.min(axis=0), self.relative_loss.max(axis=0)
+
+    def epochs_to(self, level: float) -> np.ndarray:
+        """``(len(seeds), len(lengths))``: the first epoch (from 1) whose validation loss / baseline is
+        below ``level``; NaN where no epoch is."""
+        level = real(level, "level", low=0.0, low_open=True)
+        below = self.curves < level
+        first = np.argmax(below, axis=2) + 1.0
+        return np.where(below.any(axis=2), first, np.nan)
 
     def table(self) -> dict[int, list[float]]:
         """``{T: [relative loss of each seed]}``, rounded to 3 decimals."""
