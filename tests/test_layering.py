@@ -66,50 +66,6 @@ def test_only_the_grader_and_the_command_import_the_grader():
     assert _imports_the_grader(PACKAGE / "cli.py"), "the scan sees the command's import"
 
 
-LIGHT = [
-    "seqlearn",
-    "seqlearn.data.vocab",
-    "seqlearn.validation",
-    "seqlearn.guard",
-    "seqlearn.ngram",
-    "seqlearn.nlm",
-    "seqlearn.rnn",
-    "seqlearn.lm",
-    "seqlearn.gated",
-    "seqlearn.reservoir",
-    "seqlearn.learnability",
-    "seqlearn.learnability.stable",
-    "seqlearn.learnability.window",
-]
-HEAVY = ("scipy", "torch", "seqlearn.grading")
-
-
-@pytest.mark.integration
-def test_the_numpy_layers_import_neither_scipy_nor_torch_nor_the_grader():
-    """Each of these, imported alone in a fresh interpreter, costs only NumPy (torch parts load on first use)."""
-    code = "import importlib, sys; importlib.import_module(sys.argv[1]); print(' '.join(sorted(sys.modules)))"
-    for name in LIGHT:
-        out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, check=True).stdout
-        heavy = [m for m in out.split() if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
-        assert heavy == [], f"import {name} loads {heavy[:5]}"
-
-
-@pytest.mark.integration
-def test_no_lazily_exported_name_is_also_a_submodule(tmp_path):
-    """``from package import name`` must give the object, not a submodule of that name."""
-    import pytest
-
-    from seqlearn._lazy import lazy_exports
-
-    (tmp_path / "clash").mkdir()
-    (tmp_path / "clash" / "fit.py").write_text("def fit(): pass\n")
-    with pytest.raises(ValueError, match=r"\['fit'\] are also submodules"):
-        lazy_exports("clash", {"fit": ["fit"]}, {"__path__": [str(tmp_path / "clash")]})
-    code = "from seqlearn.learnability import spectrum_envelope, transport; print(callable(transport))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
-
-
 SEALED_PARTS = ("draws", "plan", "sandbox", "session", "gradebook", "pool", "replay")
 """The parts of :mod:`seqlearn.grading.sealed`, in the order they may import each other."""
 

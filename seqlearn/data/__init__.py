@@ -9,7 +9,7 @@ corpora (scipy) and the downloaders (urllib) load on first use, so that ``import
 seqlearn.data.vocab`` costs only NumPy.
 """
 
-from .._lazy import lazy_exports
+from .._lazy import lazy_exports, lazy_table
 from .streams import check_stream, split_sentences
 from .vocab import (
     BOS,
@@ -24,17 +24,12 @@ from .vocab import (
     tokenize,
 )
 
-_LAZY = {
-    "download": ["ChecksumError", "DownloadError", "data_dir", "load_ptb", "load_tiny_shakespeare", "load_wikitext2"],
-    "synthetic": [
-        "AgreementExample",
-        "MarkovSource",
-        "ToyEnglish",
-        "ToySentence",
-        "agreement_accuracy",
-        "agreement_examples",
-    ],
+# download.py's file registry and fetching machinery stay in the module; its function ``download``
+# would hide the module of the same name.
+_WITHHELD = {
+    "download": ["ENV_VAR", "REGISTRY", "RemoteFile", "download", "fetch_url", "file_checksum", "verify_checksum"]
 }
+_LAZY = lazy_table(__path__, ["download", "synthetic"], _WITHHELD)
 
 __all__ = [
     "UNK",

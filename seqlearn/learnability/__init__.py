@@ -22,87 +22,25 @@ f^{-\kappa_\alpha}` and :math:`H_N` beside their closed forms. Everything
 loads on first use: importing ``seqlearn.learnability`` loads neither scipy nor torch.
 """
 
-from .._lazy import lazy_exports
+from .._lazy import lazy_exports, lazy_table
 
-_LAZY = {
-    "stable": ["kappa", "sample_stable", "StableFit", "ecf_alpha", "mcculloch_alpha", "BootstrapCI", "bootstrap_alpha"],
-    "window": [
-        "snr",
-        "required_samples",
-        "required_samples_continuous",
-        "learnability_window",
-        "window_exponential",
-        "window_power",
-        "window_logarithmic",
-        "MasterLaw",
-        "master_law_monte_carlo",
+_LAZY = lazy_table(
+    __path__,
+    [
+        "stable",
+        "window",
+        "models",
+        "task",
+        "ensemble",
+        "matched",
+        "masterlaw",
+        "fits",
+        "toy",
+        "pipeline",
+        "long_lags",
+        "effective_rates",
     ],
-    "models": [
-        "LeakyGates",
-        "LeakyGatedCell",
-        "ConstGate",
-        "SharedGate",
-        "DiagGate",
-        "gru",
-        "lstm",
-        "ARCHITECTURES",
-        "build",
-        "Trajectory",
-        "run",
-        "architecture_of",
-    ],
-    "task": [
-        "DelayedRegression",
-        "delayed_regression",
-        "achievable_r2",
-        "GatedRegressor",
-        "r2_score",
-        "train_regressor",
-    ],
-    "ensemble": ["train_ensemble"],
-    "matched": [
-        "random_directions",
-        "sensitivities",
-        "matched_statistic",
-        "matched_terms",
-        "matched_statistic_and_terms",
-    ],
-    "masterlaw": [
-        "fold_labels",
-        "cross_fitted_orientation",
-        "oriented_statistic",
-        "sign_flip_null",
-        "LagStatistic",
-        "MasterLawTest",
-        "master_law_test",
-    ],
-    "fits": ["LineFit", "fit_line", "envelope_fits", "unit_time_scales", "master_law_fit"],
-    "toy": ["bank_envelope", "sign_quantile", "ToyDetection", "toy_detection"],
-    "pipeline": ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"],
-    "long_lags": [
-        "LONG_LAGS_COMMAND",
-        "LONG_LAGS_SEEDS",
-        "long_lag_config",
-        "config_from_dict",
-        "run_record",
-        "run_long_lags",
-        "write_results",
-        "read_results",
-        "window_curves",
-    ],
-    "effective_rates": [
-        "tau_const",
-        "transport_terms",
-        "transport",
-        "transport_loop",
-        "recurrent_matrices",
-        "adaptive_rates",
-        "rayleigh_rates",
-        "base_rates",
-        "envelope",
-        "spectrum_envelope",
-    ],
-}
+)
 
 __all__ = [name for names in _LAZY.values() for name in names]
 

@@ -13,86 +13,12 @@ loads neither torch nor scipy); the function :func:`seqlearn.lowrank.overlaps.ov
 through its module, whose name it shares.
 """
 
-from .._lazy import lazy_exports
+from .._lazy import lazy_exports, lazy_table
 
-_LAZY = {
-    "overlaps": [
-        "OVERLAPS",
-        "VISIBLE",
-        "INVISIBLE",
-        "index",
-        "blocks",
-        "from_blocks",
-        "gram",
-        "vectors_with_overlaps",
-        "metric",
-        "ode_step",
-        "sequential_step",
-        "UPDATES",
-        "update_step",
-        "invariants",
-    ],
-    "linear": [
-        "FilterTask",
-        "filter_task",
-        "filter_loss",
-        "solution_set",
-        "random_vectors",
-        "network_output",
-        "network_gradient",
-        "network_output_torch",
-        "latent_output",
-        "latent_loss",
-        "latent_gradient",
-        "latent_output_torch",
-        "chain_rule",
-        "exact_step",
-        "visible_step",
-        "equivalent_overlaps",
-        "equivalent_vectors",
-        "Phase",
-        "task_phases",
-        "Trajectory",
-        "gd_overlaps",
-        "gd_vectors",
-        "adam_vectors",
-        "protocol_gd",
-        "protocol_label_noise",
-        "protocol_adam",
-    ],
-    "erf": [
-        "ALPHA",
-        "phi",
-        "gain",
-        "full_output",
-        "effective_output",
-        "READS",
-        "Training",
-        "overlap_gradient",
-        "train_full",
-        "train_overlaps",
-        "train_both",
-        "qq_correlation",
-        "recommended_overlaps",
-        "recommended_init",
-        "balanced_init",
-        "teacher_overlaps",
-    ],
-    "tasks": ["flip_flop", "decision_making", "teacher", "masked_mse", "TEACHER_VISIBLE"],
-    "memory": [
-        "TIMES",
-        "SPLITS",
-        "MemoryProtocol",
-        "MemoryExperiment",
-        "twin_start",
-        "logistic_fit",
-        "decode",
-        "decode_times",
-        "memory_experiment",
-        "paper_results",
-        "load_results",
-    ],
-}
+# The function overlaps.overlaps would hide its module; the shipped file's writers serve the
+# module's command.
+_WITHHELD = {"overlaps": ["overlaps"], "memory": ["compact", "save_results"]}
+_LAZY = lazy_table(__path__, ["overlaps", "linear", "erf", "tasks", "memory"], _WITHHELD)
 
 __all__ = [name for names in _LAZY.values() for name in names]
 

@@ -53,6 +53,9 @@ from .models import (
 )
 from .stupid_backoff import StupidBackoff
 
+# The tables' internals (sentinels, key packing) and the ARPA files' log10(0) stay in their modules.
+_WITHHELD = {"arpa": ["LOG10_ZERO"], "counts": ["KeyTable", "NO_CONTEXT", "UNSEEN", "context_totals", "take"]}
+
 __all__ = [
     # textbook formulas (graded references)
     "count_ngrams",

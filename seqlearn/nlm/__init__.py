@@ -11,18 +11,12 @@ embeddings. The masked loss is :func:`seqlearn.losses.masked_cross_entropy`. Eva
 for every language model of the course.
 """
 
-from .._lazy import lazy_exports
+from .._lazy import lazy_exports, lazy_table
 from .basics import best_interpolation_weight, context_windows, masked_cross_entropy, nlm_logits, perplexity_from_loss
 
 # The torch-based parts load on first use, so that the NumPy references (and the grading
 # code built on them) do not import torch.
-_LAZY = {
-    "data": ["WindowBatches"],
-    "embeddings": ["embedding_matrix", "cosine_similarities", "nearest_neighbours", "same_label_share", "project_2d"],
-    "mixture": ["MixtureReport", "evaluate_mixture", "fit_mixture", "mixture_logprobs"],
-    "model": ["BengioNLM", "bengio_parameter_count"],
-    "train": ["EpochParts", "inverse_time_decay", "make_optimizer", "nlm_loss", "parameter_groups", "train_nlm"],
-}
+_LAZY = lazy_table(__path__, ["data", "embeddings", "mixture", "model", "train"])
 
 __all__ = [
     # textbook formulas (graded references)

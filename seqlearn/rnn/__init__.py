@@ -16,7 +16,7 @@ models accept the NumPy reference's nonlinearities and ``"relu"``
 (:data:`~seqlearn.rnn.model.TORCH_NONLINEARITIES`).
 """
 
-from .._lazy import lazy_exports
+from .._lazy import lazy_exports, lazy_table
 from .clipping import clip_grad_norm, global_grad_norm
 from .elman import (
     LOSSES,
@@ -52,19 +52,9 @@ from .jacobians import (
 )
 
 # The torch side loads on first use: importing seqlearn.rnn does not import torch.
-_LAZY = {
-    "model": ["TORCH_NONLINEARITIES", "INITS", "recurrent_init", "ElmanRNN", "RecurrentLM", "RNNLM", "SequenceRNN"],
-    "data": ["SentenceBatches", "StreamBatches", "TensorBatches"],
-    "train": ["rnn_lm_loss", "TruncatedBPTTLoss", "train_rnn_lm", "TASK_LOSSES", "fit_task"],
-    "experiments": [
-        "CLIFF_TASKS",
-        "TaskCliff",
-        "task_cliff",
-        "task_data",
-        "TruncationAgreement",
-        "truncated_bptt_agreement",
-    ],
-}
+# The task losses are reached through TASK_LOSSES, by the task's name.
+_WITHHELD = {"train": ["squared_error_loss", "cross_entropy_loss"]}
+_LAZY = lazy_table(__path__, ["model", "data", "train", "experiments"], _WITHHELD)
 
 __all__ = [
     # the network and its gradients

@@ -21,6 +21,8 @@ from .explorer import explorer
 from .labels import label_points, place_boxes
 from .style import PALETTE, apply_style, style
 
+_WITHHELD = {"style": ["RC"]}  # the rc settings themselves: apply_style and style apply them
+
 __all__ = [
     "PALETTE",
     "apply_style",
