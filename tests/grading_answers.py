@@ -45,12 +45,11 @@ def my_continuation_counts(counts):
     return Counter(gram[1:] for gram, c in counts.items() if c > 0)
 
 
-def my_kn_bigram_prob(context, word, bigram_counts, d):
-    before = {}
-    for (a, b), c in bigram_counts.items():
-        if c > 0:
-            before.setdefault(b, set()).add(a)
-    p_cont = len(before.get(word, ())) / sum(len(s) for s in before.values())
+def my_kn_bigram_prob(context, word, bigram_counts, d, continuation=None):
+    """P_KN from the continuation counts it is given, else from my_continuation_counts (as the notebook's cell)."""
+    if continuation is None:
+        continuation = my_continuation_counts(bigram_counts)
+    p_cont = continuation.get((word,), 0) / sum(continuation.values())
     following = {b: c for (a, b), c in bigram_counts.items() if a == context}
     total = sum(following.values())
     if total == 0:
@@ -96,7 +95,7 @@ NGRAM_MISTAKES = {
     "continuation_counts": {"occurrences": (_occurrences, "distinct left neighbours")},
     "kn_bigram_prob": {
         "unseen context": (
-            lambda v, w, counts, d: 0.0 if v == "zebra" else my_kn_bigram_prob(v, w, counts, d),
+            lambda v, w, counts, d, continuation=None: 0.0 if v == "zebra" else my_kn_bigram_prob(v, w, counts, d),
             "for a context never seen",
         ),
     },
@@ -1140,16 +1139,21 @@ def my_metric_bar(sigma):
     return _my_metric(sigma)
 
 
-def _my_step(sigma, grad, eta, *, sign=-1.0, metric=True, **metric_mistake):
+def _my_step(sigma, grad, eta, G_bar=None, *, sign=-1.0, metric=True, **metric_mistake):
+    """The Euler step with the metric it is given; without one (or with a metric mistake) with its own."""
     if eta < 0:
         raise ValueError("eta must be >= 0")
     sigma, grad = np.asarray(sigma, dtype=float), np.asarray(grad, dtype=float)
-    G = _my_metric(sigma, **metric_mistake) if metric else np.eye(10)
+    if G_bar is None or metric_mistake:
+        G_bar = _my_metric(sigma, **metric_mistake)
+    G = G_bar if metric else np.eye(10)
     return sigma + sign * eta * np.einsum("ij,j->i", G, grad)
 
 
-def my_overlap_ode_step(sigma, grad, eta):
-    return _my_step(sigma, grad, eta)
+def my_overlap_ode_step(sigma, grad, eta, G_bar=None):
+    if G_bar is None:
+        G_bar = my_metric_bar(sigma)
+    return _my_step(sigma, grad, eta, G_bar)
 
 
 def _my_I1(sigma, signs=(1.0, 1.0, -1.0, -1.0)):
@@ -1206,18 +1210,21 @@ LOWRANK_MISTAKES = {
         ),
     },
     "overlap_ode_step": {
-        "sign": (lambda sigma, grad, eta: _my_step(sigma, grad, eta, sign=1.0), "AGAINST the gradient"),
-        "no metric": (lambda sigma, grad, eta: _my_step(sigma, grad, eta, metric=False), "with the metric G-bar"),
-        "metric without the 2": (
-            lambda sigma, grad, eta: _my_step(sigma, grad, eta, missing_two=True),
-            "your metric is off",
+        "sign": (lambda sigma, grad, eta, G_bar=None: _my_step(sigma, grad, eta, G_bar, sign=1.0), "AGAINST"),
+        "no metric": (
+            lambda sigma, grad, eta, G_bar=None: _my_step(sigma, grad, eta, G_bar, metric=False),
+            "with the metric G-bar",
+        ),
+        "own metric without the 2": (
+            lambda sigma, grad, eta, G_bar=None: _my_step(sigma, grad, eta, missing_two=True),
+            "use the G_bar it is given",
         ),
         "diagonal only": (
-            lambda sigma, grad, eta: np.asarray(sigma) - eta * np.diag(_my_metric(sigma)) * grad,
+            lambda sigma, grad, eta, G_bar=None: np.asarray(sigma) - eta * np.diag(G_bar) * grad,
             "matrix-vector product",
         ),
         "no check": (
-            lambda sigma, grad, eta: np.asarray(sigma) - eta * _my_metric(sigma) @ grad,
+            lambda sigma, grad, eta, G_bar=None: np.asarray(sigma) - eta * G_bar @ grad,
             "ValueError if eta < 0",
         ),
     },

@@ -9,11 +9,15 @@ hidden test in some grading runs; drawing many cases here makes that visible.
 
 from __future__ import annotations
 
+import ast
 import copy
 import math
 import re
+import types
+from pathlib import Path
 
 import grading_answers as answers
+import nbformat
 import numpy as np
 import pytest
 
@@ -24,9 +28,13 @@ import seqlearn.ngram.basics
 import seqlearn.nlm.basics
 import seqlearn.rnn
 from seqlearn.grading import ASSIGNMENTS, REFUSAL, CheckFailure, compare
+from seqlearn.grading.rnn import GRADIENT_KEYS
 
-MODULE_OF = {name: module for module in ASSIGNMENTS.values() for name in module.CHECKS}
-"""The exercise name -> the grading module of its chapter."""
+MODULE_OF = {name: module for module in ASSIGNMENTS.values() for name, c in module.CHECKS.items() if c.entry is None}
+"""The exercise name -> the grading module of its chapter (the checks of one entry of a result are in ENTRIES)."""
+
+ENTRIES = {key: c for module in ASSIGNMENTS.values() for key, c in module.CHECKS.items() if c.entry is not None}
+"""``<exercise>_<entry>`` -> the check of one entry of the exercise's result (a part's share of the points)."""
 
 CHECKS = {name: module.CHECKS[name] for name, module in MODULE_OF.items()}
 NAMES = sorted(CHECKS)
@@ -88,8 +96,8 @@ def test_every_exercise_has_a_checker_graded_against_a_reference(assignment):
     checkers = sorted(n.removeprefix("check_") for n in module.__all__ if n.startswith("check_"))
     assert sorted(module.CHECKS) == checkers
     for name, check in module.CHECKS.items():
-        assert check.name == name
-        assert check.reference is getattr(references, name)
+        assert check.key == name and check.name in module.CHECKS
+        assert check.reference is getattr(references, check.name)
         assert check.reference.__seqlearn_reference__
     if assignment in GRADED_IN_FULL:
         assert sorted(module.CHECKS) == sorted(references.__all__)
@@ -857,3 +865,91 @@ def test_reading_before_the_update_fails_the_worked_example():
     message = _failure("effective_output", _mistake("effective_output", "read before"))
     assert "visible case 1 of" in message and "expected 0.5, got 0.0" in message
     assert "read the output AFTER the update" in message
+
+
+# ============================================================================= every mistake costs points once
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GIVEN = [
+    # (the later part, the argument it is given, the earlier part, the earlier function its answer calls, a mistake)
+    ("kn_bigram_prob", "continuation", "continuation_counts", "my_continuation_counts", "occurrences"),
+    ("overlap_ode_step", "G_bar", "metric_bar", "my_metric_bar", "no factor 2"),
+]
+
+
+def _graded_cells(assignment: str) -> list:
+    (path,) = (ROOT / "solutions" / assignment).glob("*.ipynb")
+    cells = nbformat.read(path, as_version=4).cells
+    return [c for c in cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade_id")]
+
+
+def _calls(text: str, names) -> set[str]:
+    return {name for name in names if re.search(rf"\b{name}\(", text)}
+
+
+@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+def test_an_answer_uses_an_earlier_part_only_through_the_result_it_is_given(assignment):
+    """Only the lines above ``### BEGIN SOLUTION`` may call an earlier part: the default of an argument that
+    the checks give (the earlier reference's result), so no answer is graded on an earlier answer's mistake."""
+    earlier: list[str] = []
+    for cell in _graded_cells(assignment):
+        if not cell.metadata["nbgrader"].get("solution"):
+            continue
+        (function,) = [n for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
+        head, _, rest = cell.source.partition("### BEGIN SOLUTION")
+        check = ASSIGNMENTS[assignment].CHECKS[function.name]
+        assert not _calls(rest, earlier), f"the answer of {function.name} calls an earlier part"
+        assert bool(_calls(head, earlier)) == bool(check.given), function.name
+        assert set(check.given) <= {a.arg for a in function.args.args}
+        earlier.append(function.name)
+
+
+@pytest.mark.parametrize(("later", "argument", "earlier", "helper", "mistake"), GIVEN)
+def test_a_wrong_earlier_part_costs_its_own_points_only(later, argument, earlier, helper, mistake):
+    wrong = _mistake(earlier, mistake)
+    right = answers.CORRECT[later]
+    on_wrong = types.FunctionType(right.__code__, {**right.__globals__, helper: wrong}, later, right.__defaults__)
+    check = CHECKS[later]
+    assert argument in check.given
+    assert any(compare(c.call(check.reference), c.call(on_wrong), rtol=1e-6) for c in check.cases()), (
+        "in the notebook, the earlier mistake reaches the later part"
+    )
+    assert f"{earlier} failed visible case" in _failure(earlier, wrong)
+    for hidden in (False, True):
+        _checker(later)(on_wrong, hidden=hidden)
+
+
+def _bptt_cells() -> list[tuple[str, float]]:
+    cells = _graded_cells("03_rnn_bptt")
+    return [(c.source, c.metadata["nbgrader"]["points"]) for c in cells if "check_bptt_gradients" in c.source]
+
+
+def _score(cells, bptt_gradients) -> float:
+    """The points of the test cells that pass (as nbgrader counts them), the hidden tests included."""
+    score = 0.0
+    for source, points in cells:
+        try:
+            exec(source, {"bptt_gradients": bptt_gradients})
+        except CheckFailure:
+            continue
+        score += points
+    return score
+
+
+@pytest.mark.parametrize("key", GRADIENT_KEYS)
+def test_one_wrong_gradient_costs_its_share_of_the_points_only(key, capsys):
+    right = answers.CORRECT["bptt_gradients"]
+
+    def wrong(*args, **kwargs):
+        grads = right(*args, **kwargs)
+        return {**grads, key: 2.0 * grads[key] + 1.0}
+
+    cells = _bptt_cells()
+    assert len(cells) == len(GRADIENT_KEYS) and sum(p for _, p in cells) == 3 == _score(cells, right)
+    assert _score(cells, wrong) == 3 - 3 / len(GRADIENT_KEYS)
+    with pytest.raises(CheckFailure) as info:
+        ENTRIES[f"bptt_gradients_{key}"].check(wrong)
+    message = str(info.value)
+    assert message.startswith(f"bptt_gradients[{key!r}] failed visible case 1 of")
+    assert f"problem: the result[{key!r}]" in message and "has the wrong value" in message

@@ -213,6 +213,65 @@ def test_define_checkers_makes_the_functions_test_cells_call(capsys):
     assert _failure(checker, lambda x: x) == _failure(check.check, lambda x: x)
 
 
+# ----------------------------------------------------------------------------- given results, entries graded apart
+
+
+def _parts_check(**kwargs) -> FunctionCheck:
+    def reference(x):
+        return {"sum": float(np.sum(x)), "max": float(np.max(x))}
+
+    return FunctionCheck(
+        name="summary",
+        reference=reference,
+        random_case=lambda rng: Case({"x": rng.normal(size=3)}),
+        n_visible=2,
+        n_hidden=3,
+        **kwargs,
+    )
+
+
+def test_a_given_argument_is_the_earlier_parts_reference_result_passed_to_the_student_only():
+    calls = []
+
+    def later(x, total=None):
+        calls.append(total)
+        return {"sum": total, "max": float(np.max(x))}
+
+    check = _parts_check(given={"total": lambda inputs: float(np.sum(inputs["x"]))})
+    check.check(later)
+    check.check(later, hidden=True)
+    assert len(calls) == 5 and all(isinstance(t, float) for t in calls)
+    message = _failure(check.check, lambda x, total=None: {"sum": total + 1.0, "max": float(np.max(x))})
+    assert "input: x=" in message and ", total=" in message, "a visible failure shows what the function was given"
+    assert _failure(check.check, lambda x: {}).count("TypeError") == 1, "the argument is passed by name"
+
+
+def test_an_entry_check_grades_one_entry_of_the_result_on_the_whole_functions_cases(capsys):
+    whole = _parts_check()
+    by_sum, by_max = whole.entries(("sum", "max"))
+    assert (by_sum.key, by_max.key, by_sum.name) == ("summary_sum", "summary_max", "summary")
+    assert [c.inputs["x"].tolist() for c in by_max.cases()] == [c.inputs["x"].tolist() for c in whole.cases()]
+
+    def wrong_max(x):
+        return {"sum": float(np.sum(x)), "max": 0.0}
+
+    by_sum.check(wrong_max)
+    by_sum.check(wrong_max, hidden=True)
+    assert capsys.readouterr().out.startswith("summary['sum']: all 2 visible cases passed.")
+    message = _failure(by_max.check, wrong_max)
+    assert message.startswith("summary['max'] failed visible case 1 of 2.")
+    assert "the result['max'] has the wrong value" in message
+    assert "lacks 1 key(s) it should have, e.g. 'max'" in _failure(by_max.check, lambda x: {"sum": float(np.sum(x))})
+    assert "wrong type" in _failure(by_max.check, lambda x: [1.0])
+    namespace = {"__name__": "seqlearn.grading.example"}
+    assert define_checkers(namespace, {c.key: c for c in (whole, by_sum, by_max)}) == [
+        "check_summary",
+        "check_summary_sum",
+        "check_summary_max",
+    ]
+    assert "compares the entry 'max' of each result" in " ".join(namespace["check_summary_max"].__doc__.split())
+
+
 # ----------------------------------------------------------------------------- dtype, mutation, aliasing
 
 

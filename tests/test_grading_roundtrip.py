@@ -72,12 +72,16 @@ def {name}(*args, **kwargs):
 
 @dataclass(frozen=True)
 class Part:
-    """One autograded part: the function a student writes, its solution cell and its test cell."""
+    """One autograded test cell: the function a student writes, its solution cell, the cell and the check it calls.
+
+    A function whose independent outputs earn points of their own has a test cell per output, each a part.
+    """
 
     function: str
     solution_cell: str
     test_cell: str
     points: float
+    check: str
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,14 @@ class Assignment:
     def first(self) -> Part:
         return self.parts[0]
 
+    @property
+    def functions(self) -> list[str]:
+        """The graded functions, in the notebook's order."""
+        return list(dict.fromkeys(p.function for p in self.parts))
+
     def hidden_call(self, part: Part | None = None) -> str:
         part = part or self.first
-        return f"check_{part.function}({part.function}, hidden=True)"
+        return f"check_{part.check}({part.function}, hidden=True)"
 
 
 def _nbgrader(cell) -> dict:
@@ -111,7 +120,7 @@ def _nbgrader(cell) -> dict:
 
 
 def _parts(source: nbformat.NotebookNode) -> tuple[Part, ...]:
-    """The (solution cell, test cell) pairs: each solution code cell and the next graded code cell."""
+    """The test cells, each with the solution code cell above it and the check it calls."""
     parts, pending = [], None
     for cell in source.cells:
         meta = _nbgrader(cell)
@@ -121,8 +130,8 @@ def _parts(source: nbformat.NotebookNode) -> tuple[Part, ...]:
             (function,) = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
             pending = (function, meta["grade_id"])
         elif meta.get("grade") and pending:
-            parts.append(Part(pending[0], pending[1], meta["grade_id"], meta["points"]))
-            pending = None
+            (check,) = re.findall(rf"^check_(\w+)\({pending[0]}\)$", cell.source, flags=re.M)
+            parts.append(Part(pending[0], pending[1], meta["grade_id"], meta["points"], check))
     return tuple(parts)
 
 
@@ -199,17 +208,18 @@ def test_every_assignment_is_found_and_has_its_checks():
 
 def test_assignments_follow_the_course_rules(assignment):
     """4-8 autograded parts worth points, 1-2 written answers, each part graded by its check of the table."""
-    assert 4 <= len(assignment.parts) <= 8
+    assert 4 <= len(assignment.functions) <= 8
     assert all(p.points > 0 for p in assignment.parts)
     written = [c for c in assignment.source.cells if _nbgrader(c).get("grade") and c.cell_type == "markdown"]
     assert 1 <= len(written) <= 2 and assignment.manual_points > 0
-    assert sorted(p.function for p in assignment.parts) == sorted(assignment.checks)
+    assert {p.check for p in assignment.parts} <= set(assignment.checks)
+    assert sorted(assignment.functions) == sorted({c.name for c in assignment.checks.values()})
     assert "seqlearn" not in assignment.source.metadata, "the table of assignments, not the notebook, names references"
     for part in assignment.parts:
         assert assignment.checks[part.function].reference.__seqlearn_reference__
         tests = _cell_source(assignment.source, part.test_cell)
-        assert f"from {grading.ASSIGNMENTS[assignment.name].__name__} import check_{part.function}\n" in tests
-        assert f"check_{part.function}({part.function})" in tests
+        assert f"from {grading.ASSIGNMENTS[assignment.name].__name__} import check_{part.check}\n" in tests
+        assert f"check_{part.check}({part.function})" in tests
         cell = nbformat.v4.new_code_cell(tests)
         assert assignment.hidden_call(part) in hidden_test_lines(nbformat.v4.new_notebook(cells=[cell]))
     ids = [c.id for c in assignment.source.cells]
@@ -395,10 +405,10 @@ def test_release_differences_ignores_volatile_metadata_only(tmp_path, assignment
 def test_delegating_notebook_wraps_every_graded_function(assignment):
     notebook = delegating_notebook(assignment.source, assignment.name)
     solution_cells = [c for c in notebook.cells if c.cell_type == "code" and _nbgrader(c).get("solution")]
-    assert len(solution_cells) == len(assignment.parts)
-    for part, cell in zip(assignment.parts, solution_cells):
-        reference = assignment.checks[part.function].reference
-        assert f"import_module({reference.__module__!r}).{part.function}(" in cell.source
+    assert len(solution_cells) == len(assignment.functions)
+    for function, cell in zip(assignment.functions, solution_cells):
+        reference = assignment.checks[function].reference
+        assert f"import_module({reference.__module__!r}).{function}(" in cell.source
         assert "BEGIN SOLUTION" not in cell.source
     with pytest.raises(ValueError, match="no graded exercises for assignment '99_nothing'"):
         delegating_notebook(assignment.source, "99_nothing")

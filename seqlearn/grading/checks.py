@@ -24,7 +24,7 @@ A chapter's checks (see :mod:`seqlearn.grading.ngram`) are a few lines each::
 
 and the chapter's table of them makes the functions test cells call, ``check_scale`` here::
 
-    CHECKS = MappingProxyType({check.name: check for check in (SCALE, ...)})
+    CHECKS = MappingProxyType({check.key: check for check in (SCALE, ...)})
     __all__ += define_checkers(globals(), CHECKS)
 
 Seed policy
@@ -62,6 +62,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import dataclasses
 import io
 import math
 import numbers
@@ -571,6 +572,15 @@ class FunctionCheck:
         a nonlinearity). The visible cases then include a seeded case of every branch that
         :data:`COVERAGE_DRAWS` draws of the generator reach, so hidden cases test no branch the
         visible ones skip.
+    given : mapping of str to callable
+        Results of earlier parts the student's function is given as keyword arguments:
+        argument name -> ``value(inputs)``, computed from the case's inputs by the earlier part's
+        reference. The reference computes them itself, so a mistake in an earlier part costs
+        its points once, not again in every part that uses it.
+    entry : str, optional
+        Grade only this entry of the result (a key of the mapping it returns): one check per
+        entry (:meth:`entries`), each in its own test cell, gives independent outputs their own
+        points. The cases are the whole function's (:attr:`name` seeds them).
 
     Notes
     -----
@@ -590,6 +600,22 @@ class FunctionCheck:
     atol: float = 1e-12
     new_arrays: bool = False
     branch: Callable[[Case], Hashable] | None = None
+    given: Mapping[str, Callable[[Mapping[str, Any]], Any]] = field(default_factory=dict)
+    entry: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The check's name in a chapter's ``CHECKS`` (and ``check_<key>``): ``name``, or ``name_entry``."""
+        return self.name if self.entry is None else f"{self.name}_{self.entry}"
+
+    @property
+    def graded(self) -> str:
+        """What the messages name: the function, or the entry of its result (``bptt_gradients['W_hh']``)."""
+        return self.name if self.entry is None else f"{self.name}[{self.entry!r}]"
+
+    def entries(self, keys) -> tuple[FunctionCheck, ...]:
+        """One check per key of the result, on this check's cases: the parts of a partial credit."""
+        return tuple(dataclasses.replace(self, entry=key) for key in keys)
 
     def cases(self, hidden: bool = False, entropy: int | None = None) -> list[Case]:
         """The visible cases (fixed, seeded random, then one per branch they miss), or a fresh draw of hidden ones."""
@@ -624,23 +650,31 @@ class FunctionCheck:
         replay of a recorded draw, never a student's feedback. Prints one line on success.
         """
         if not callable(student):
-            raise CheckFailure(f"{self.name} should be a function, but it is {describe_type(student)}.")
+            raise CheckFailure(f"{self.graded} should be a function, but it is {describe_type(student)}.")
         cases = self.cases(hidden=hidden, entropy=entropy)
         withheld = hidden and not reveal
         for number, case in enumerate(cases, start=1):
             problem = self._first_problem(student, case, withheld)
             if problem:
-                raise CheckFailure(self._message(case, number, len(cases), hidden, reveal, *problem))
-        print(f"{self.name}: all {len(cases)} {'hidden' if hidden else 'visible'} cases passed.")
+                raise CheckFailure(self._message(self._given(case), number, len(cases), hidden, reveal, *problem))
+        print(f"{self.graded}: all {len(cases)} {'hidden' if hidden else 'visible'} cases passed.")
+
+    def _given(self, case: Case) -> Case:
+        """``case`` as the student's function is called on it: with the earlier parts' results of ``given``."""
+        if not self.given:
+            return case
+        given = {name: value(case.inputs) for name, value in self.given.items()}
+        return Case({**case.inputs, **given}, keywords=(*case.keywords, *given), label=case.label)
 
     def _first_problem(self, student: Callable, case: Case, hidden: bool) -> tuple[str, str | None] | None:
         """``(what went wrong, targeted hint)`` for one case, or ``None`` if it passed."""
         expected, expected_error = self._expected(case)
-        inputs = copy.deepcopy(dict(case.inputs))
-        got, error = self._run_student(student, case, hidden, inputs)
+        called = self._given(case)
+        inputs = copy.deepcopy(dict(called.inputs))
+        got, error = self._run_student(student, called, hidden, inputs)
         if error is not None:
             return _error_problem(error, expected_error, hidden)
-        changed = [name for name, value in case.inputs.items() if _changed(value, inputs[name])]
+        changed = [name for name, value in called.inputs.items() if _changed(value, inputs[name])]
         if changed:
             return f"it changed its argument {changed[0]!r} in place", (
                 "leave the caller's arguments as they were: work on a copy (e.g. x = x.copy()) or build new arrays"
@@ -655,10 +689,17 @@ class FunctionCheck:
             reason = "" if hidden else f" ({expected_error})"
             should = f"it should raise {type(expected_error).__name__} here{reason}"
             return f"{should}, but it returned {_kind(got) if hidden else describe_type(got)}", None
-        mismatch = compare(expected, got, rtol=self.rtol, atol=self.atol)
+        mismatch = compare(self._entry(expected), self._entry(got), rtol=self.rtol, atol=self.atol)
         if mismatch is None:
             return None
         return mismatch.describe(hidden), self._targeted_hint(case, expected, got, mismatch)
+
+    def _entry(self, result: Any) -> Any:
+        """What is graded of a result: all of it, or ``{entry: result[entry]}`` (a result without it is
+        compared whole, so the comparison says what it lacks)."""
+        if self.entry is None or not isinstance(result, Mapping) or self.entry not in result:
+            return result
+        return {self.entry: result[self.entry]}
 
     def _targeted_hint(self, case: Case, expected: Any, got: Any, mismatch: Mismatch) -> str | None:
         """The exercise's specific advice; only asked when ``got`` has the expected type.
@@ -691,7 +732,7 @@ class FunctionCheck:
             with student_code(), _silenced(hidden):
                 return case.call(student, inputs), None
         except ReferenceCallError as exc:
-            raise CheckFailure(f"{self.name} scores zero: {exc}") from None
+            raise CheckFailure(f"{self.graded} scores zero: {exc}") from None
         except KeyboardInterrupt:
             raise KeyboardInterrupt from None
         except BaseException as exc:  # the student's bug (even SystemExit), reported as such
@@ -703,7 +744,7 @@ class FunctionCheck:
         """The failure: what went wrong first, then the hints, then the input (which can be long)."""
         kind = "hidden" if hidden else "visible"
         label = f" ({case.label})" if case.label and not hidden else ""
-        lines = [f"{self.name} failed {kind} case {number} of {total}{label}.", f"    problem: {problem}"]
+        lines = [f"{self.graded} failed {kind} case {number} of {total}{label}.", f"    problem: {problem}"]
         lines += [f"    hint: {hint}" for hint in (targeted, self.hint) if hint]
         if hidden and not reveal:
             lines.append("    input: withheld (hidden cases are drawn at grading time)")
@@ -772,12 +813,13 @@ def _checker(check: FunctionCheck, module: str) -> Callable[..., None]:
         check.check(student_fn, hidden=hidden)
 
     reference = f"{check.reference.__module__}.{check.reference.__qualname__}"
+    graded = "each result" if check.entry is None else f"the entry {check.entry!r} of each result"
     summary = (
         f"Runs ``student_fn`` on {len(check.fixed_cases) + check.n_visible} visible cases (the notebook's worked "
-        f"examples first) or on {check.n_hidden} hidden ones, compares each result with seqlearn's "
+        f"examples first) or on {check.n_hidden} hidden ones, compares {graded} with seqlearn's "
         f"``{reference}``, and prints one line when every case passes."
     )
-    grade.__name__ = grade.__qualname__ = f"check_{check.name}"
+    grade.__name__ = grade.__qualname__ = f"check_{check.key}"
     grade.__module__ = module
     grade.__doc__ = _CHECKER_DOC.format(
         name=check.name, summary=textwrap.fill(summary, 88), hint=textwrap.fill(check.hint, 88)

@@ -408,12 +408,15 @@ def _step_hint(case: Case, expected, got) -> str | None:
         ),
     ]
     candidates += [
-        ("your metric is off: " + _NORM_ADVICE, sigma - eta * _metric_variant(sigma, **options) @ grad)
+        (
+            "use the G_bar it is given; your metric is off: " + _NORM_ADVICE,
+            sigma - eta * _metric_variant(sigma, **options) @ grad,
+        )
         for options in ({"norm_factor": 0.5}, {"norm_diagonal": 0.5}, {"norm_diagonal": 0.25})
     ]
     candidates.append(
         (
-            "your metric is off: it has four terms, the crossed ones included",
+            "use the G_bar it is given; your metric is off: it has four terms, the crossed ones included",
             sigma - eta * _metric_variant(sigma, terms=2) @ grad,
         )
     )
@@ -433,10 +436,11 @@ OVERLAP_ODE_STEP = FunctionCheck(
         Case({"sigma": EXAMPLE_SIGMA, "grad": np.eye(10)[0], "eta": 0.0}, label="eta = 0: a new array, equal to sigma"),
         Case({"sigma": EXAMPLE_SIGMA, "grad": np.eye(10)[0], "eta": -0.1}, label="eta < 0"),
     ),
-    hint="return sigma - eta * (G-bar(sigma) @ grad), a new float64 array of shape (10,), with G-bar your metric_bar; "
+    hint="return sigma - eta * (G_bar @ grad), a new float64 array of shape (10,), with the metric G_bar it is given; "
     "ValueError if eta < 0",
     targeted_hint=_step_hint,
     new_arrays=True,
+    given={"G_bar": lambda inputs: metric_bar(inputs["sigma"])},
     branch=_step_kind,
 )
 

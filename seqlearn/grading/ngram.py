@@ -243,8 +243,9 @@ KN_BIGRAM_PROB = FunctionCheck(
         Case(_kn_inputs(UNSEEN_WORD, "cat", d=0.75), label="an unseen context"),
     ),
     hint="P_KN(w | v) = max(c(v w) - d, 0) / c(v •) + d N1+(v •) / c(v •) * P_cont(w), with "
-    "P_cont(w) = N1+(• w) / N1+(• •); use P_cont(w) alone when c(v •) = 0",
+    "P_cont(w) = N1+(• w) / N1+(• •) from the continuation counts it is given; use P_cont(w) alone when c(v •) = 0",
     targeted_hint=_kn_hint,
+    given={"continuation": lambda inputs: continuation_counts(inputs["bigram_counts"])},
 )
 
 

@@ -547,9 +547,24 @@ GRADIENT_REGIME = FunctionCheck(
 )
 
 
+BPTT_GRADIENT_ENTRIES = BPTT_GRADIENTS.entries(GRADIENT_KEYS)
+"""One check per gradient of ``bptt_gradients``: the notebook grades the six apart, so one wrong gradient
+costs its share of the part's points only."""
+
 CHECKS = MappingProxyType(
-    {check.name: check for check in (ELMAN_FORWARD, BPTT_GRADIENTS, PRODUCT_NORMS, CLIP_GRAD_NORM, GRADIENT_REGIME)}
+    {
+        check.key: check
+        for check in (
+            ELMAN_FORWARD,
+            BPTT_GRADIENTS,
+            *BPTT_GRADIENT_ENTRIES,
+            PRODUCT_NORMS,
+            CLIP_GRAD_NORM,
+            GRADIENT_REGIME,
+        )
+    }
 )
-"""The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
+"""The exercise name (``bptt_gradients_<key>`` for one gradient) -> its
+:class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
 
 __all__ += define_checkers(globals(), CHECKS)  # check_<name> for each exercise, for the test cells
