@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pyproject_pins():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    specs = project["dependencies"] + project["optional-dependencies"]["course"]
+    extras = project["optional-dependencies"]
+    specs = project["dependencies"] + extras["course"] + extras["fast"]  # Binder runs the chapters as the tests do
     return dict(spec.split("==") for spec in specs)
 
 
