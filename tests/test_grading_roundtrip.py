@@ -32,7 +32,9 @@ from seqlearn.grading.nbgrader_tools import (
     hidden_test_lines,
     html_text,
     release_differences,
+    student_submission,
 )
+from seqlearn.grading.sealed import Limits, grade_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir() and not p.name.startswith("."))
@@ -463,3 +465,47 @@ def test_hidden_test_lines_and_html_text():
     ]
     page = '<style>.x{}</style><span class="n">check</span><span class="p">(</span>a &amp; b<span>)</span>'
     assert html_text(page) == "check(a & b)"
+
+
+# ----------------------------------------------------------------------------- every mistake costs points once
+
+ONE_MISTAKE = {
+    "01_ngram": (
+        "continuation_counts",
+        "result[gram[1:]] += 1",
+        "result[gram[1:]] += c",
+        ["continuation_counts_tests"],
+    ),
+    "03_rnn_bptt": (
+        "bptt_gradients",
+        '"b_y": e.sum(axis=0)',
+        '"b_y": 2.0 * e.sum(axis=0)',
+        ["bptt_gradients_b_y_tests"],
+    ),
+    "06_lowrank": ("metric_bar", " + (b == d) * s[a + c]", "", ["metric_bar_tests"]),
+}
+"""Assignment -> (answer, its text, a mistake in its place, the only test cells that may lose points): an
+earlier part that later parts use (01, 06), one gradient of six (03)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(ONE_MISTAKE))
+def test_one_mistake_costs_its_own_points_under_nbgrader_and_the_sealed_grader(name, tmp_path):
+    assignment = _load(name)
+    answer, right, wrong, failing = ONE_MISTAKE[name]
+    release = nbformat.read(ROOT / "exercises" / name / assignment.notebook, as_version=4)
+    submission = student_submission(assignment.source, release)
+    (cell,) = [c for c in submission.cells if _nbgrader(c).get("grade_id") == answer]
+    assert cell.source.count(right) == 1
+    cell.source = cell.source.replace(right, wrong)
+    extra = {"mistaken": {assignment.notebook: submission}}
+    report = check_grading(ROOT, name, timeout=20, extra_submissions=extra, workdir=tmp_path / "course")
+    nbgrader = {cell: score for cell, (score, _) in report.results["mistaken"].cell_scores.items()}
+    _, results = grade_assignment(tmp_path / "course", name, jobs=2, write=False, limits=Limits(timeout=20))
+    (sealed,) = [
+        {g: p.score for g, p in r.parts[assignment.notebook].items()} for r in results if r.student == "mistaken"
+    ]
+    assert sealed == nbgrader
+    points = {p.test_cell: p.points for p in assignment.parts}
+    assert [cell for cell, score in sealed.items() if score < points[cell]] == failing
+    assert sum(sealed.values()) == assignment.auto_points - sum(points[cell] for cell in failing)
