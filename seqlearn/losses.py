@@ -1,4 +1,4 @@
-r"""Losses shared by every language model of the course.
+r"""Masked losses: the language models' cross-entropy and the regression tasks' squared error.
 
 :func:`masked_cross_entropy` is the one token-level loss of Chapter 2 (the window model,
 where every token is real) and of every later chapter (padded batches of sentences): the
@@ -8,14 +8,16 @@ mean negative log-likelihood over the real tokens only,
     L = \frac{\sum_t m_t \, \ell_t}{\sum_t m_t}, \qquad
     \ell_t = -\log \mathrm{softmax}(y_t)_{w_t},
 
-so padding neither adds loss nor counts in the denominator.
+so padding neither adds loss nor counts in the denominator. :func:`masked_mse` is its
+counterpart for real-valued targets (Chapter 6's tasks), on NumPy arrays and torch tensors alike.
+Importing this module does not import torch.
 """
 
 from __future__ import annotations
 
 from .guard import reference
 
-__all__ = ["masked_cross_entropy"]
+__all__ = ["masked_cross_entropy", "masked_mse"]
 
 
 def _check_inputs(logits, targets, mask):
@@ -111,3 +113,31 @@ def masked_cross_entropy(logits, targets, mask=None):
         return nll.mean()
     real = real.reshape(-1)  # (N,)
     return torch.where(real, nll, 0.0).sum() / real.sum().to(nll.dtype)
+
+
+def masked_mse(y_hat, y, mask):
+    r"""The masked mean squared error :math:`\sum \mu (\hat y - y)^2 / \sum \mu` over the last two axes.
+
+    Works on NumPy arrays and torch tensors alike (the sums are the array's own).
+
+    Parameters
+    ----------
+    y_hat : array or tensor, shape ``(..., B, T)``
+        Outputs, e.g. ``(nets, B, T)`` for a batch of networks.
+    y, mask : array or tensor, shape ``(B, T)`` or ``(..., B, T)``
+        Targets and mask (broadcast against ``y_hat``); every mask needs a nonzero entry.
+
+    Returns
+    -------
+    array or tensor, shape ``(...)``
+        One loss per leading index (a 0-d value for ``(B, T)`` outputs).
+    """
+    if tuple(y.shape) != tuple(mask.shape) or tuple(y_hat.shape[-2:]) != tuple(y.shape[-2:]):
+        raise ValueError(
+            "y_hat (..., B, T), y and mask must agree in their last two axes and y and mask in shape, "
+            f"got {tuple(y_hat.shape)}, {tuple(y.shape)}, {tuple(mask.shape)}"
+        )
+    counted = mask.sum(axis=(-2, -1))
+    if (counted <= 0).any():
+        raise ValueError("mask must count at least one step (a nonzero entry) for every loss")
+    return (mask * (y_hat - y) ** 2).sum(axis=(-2, -1)) / counted

@@ -66,6 +66,65 @@ def test_only_the_grader_and_the_command_import_the_grader():
     assert _imports_the_grader(PACKAGE / "cli.py"), "the scan sees the command's import"
 
 
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each module of seqlearn -> the modules of seqlearn it imports (anywhere in it, relative imports resolved).
+
+    ``from X import y`` imports the module ``X.y`` where there is one, else ``X`` (whose namespace
+    holds ``y``); a package being imported is never waited for by ``from . import submodule``.
+    """
+    modules = _modules()
+    graph = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+                origin = ".".join(part for part in (base, node.module) if part)
+                imported |= {f"{origin}.{a.name}" if f"{origin}.{a.name}" in modules else origin for a in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+        graph[module] = imported & modules.keys()
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """A path ``[a, b, ..., a]`` of imports that comes back to where it started, or ``[]``."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return []
+        for imported in sorted(graph[module]):
+            found = visit(imported, [*path, module])
+            if found:
+                return found
+        done.add(module)
+        return []
+
+    return next((found for module in sorted(graph) if (found := visit(module, []))), [])
+
+
+def test_no_module_imports_itself_through_a_cycle():
+    graph = _import_graph()
+    assert {"seqlearn.losses", "seqlearn.lowrank.teacher_network"} <= graph["seqlearn.lowrank.tasks"], (
+        "the scan sees imports"
+    )
+    cycle = _cycle(graph)
+    assert cycle == [], "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_search_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
 SEALED_PARTS = ("draws", "plan", "sandbox", "session", "gradebook", "pool", "replay")
 """The parts of :mod:`seqlearn.grading.sealed`, in the order they may import each other."""
 

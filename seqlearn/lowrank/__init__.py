@@ -7,7 +7,8 @@ has the overlap coordinates, their blocks, the metric and the invariants;
 :mod:`~seqlearn.lowrank.linear` the linear network, its filter task, the exact 2-D latent model
 and the learning protocols; :mod:`~seqlearn.lowrank.erf` the erf network, its Gaussian closure
 (the effective 2-D model) and learning on vectors or overlaps; :mod:`~seqlearn.lowrank.tasks` the
-flip-flop, decision-making and teacher trials; :mod:`~seqlearn.lowrank.memory` the twin experiment
+flip-flop, decision-making and teacher trials and their masked loss (:func:`seqlearn.losses.masked_mse`);
+:mod:`~seqlearn.lowrank.teacher_network` the teacher of task C; :mod:`~seqlearn.lowrank.memory` the twin experiment
 (does learning leave a decodable memory in the invisible overlaps?). Names load on first use (importing the package
 loads neither torch nor scipy); the function :func:`seqlearn.lowrank.overlaps.overlaps` is reached
 through its module, whose name it shares.
@@ -18,7 +19,7 @@ from .._lazy import lazy_exports, lazy_table
 # The function overlaps.overlaps would hide its module; the shipped file's writers serve the
 # module's command.
 _WITHHELD = {"overlaps": ["overlaps"], "memory": ["compact", "save_results"]}
-_LAZY = lazy_table(__path__, ["overlaps", "linear", "erf", "tasks", "memory"], _WITHHELD)
+_LAZY = lazy_table(__path__, ["overlaps", "linear", "erf", "tasks", "teacher_network", "memory"], _WITHHELD)
 
 __all__ = [name for names in _LAZY.values() for name in names]
 

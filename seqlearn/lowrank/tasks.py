@@ -3,7 +3,8 @@ r"""The nonlinear tasks of Chapter 6: flip-flop, perceptual decision making, and
 Every generator draws ``B`` trials of :math:`T = t_{max} / dt` Euler steps from a
 ``numpy.random.Generator`` and returns three float64 arrays of shape ``(B, T)``: the scalar
 input :math:`x_t`, the target :math:`y_t` and the mask :math:`\mu_t \in \{0, 1\}` of the steps
-the loss counts. The loss is the masked mean squared error
+the loss counts. The loss is the masked mean squared error (:func:`seqlearn.losses.masked_mse`,
+re-exported here)
 
 .. math::
     L = \frac{\sum_{b,t} \mu_{bt} (\hat y_{bt} - y_{bt})^2}{\sum_{b,t} \mu_{bt}}.
@@ -23,19 +24,18 @@ graded :math:`\mathrm{coh} / 16` during the response, which is also the only mas
 **Teacher task C** (:func:`teacher`). Input :math:`1.5\, \xi_t + 2\, p_t`, white noise
 (:math:`\xi_t \sim \mathcal N(0, 1)`) plus twice a default flip-flop pulse train :math:`p_t`;
 target the output of the effective erf model (:func:`seqlearn.lowrank.erf.effective_output`)
-with the fixed visible overlaps :data:`TEACHER_VISIBLE`; every step counts.
+with the teacher's overlaps (:mod:`seqlearn.lowrank.teacher_network`); every step counts.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..losses import masked_mse
 from ..validation import generator, integer, real, real_array
+from .teacher_network import teacher_overlaps
 
-__all__ = ["flip_flop", "decision_making", "teacher", "masked_mse", "TEACHER_VISIBLE"]
-
-TEACHER_VISIBLE = {"zm": 0.5, "zu": 2.3, "vm": 2.0, "vu": 1.5, "mu": 1.6, "mm": 1.8, "uu": 2.2}
-"""The teacher's seven visible overlaps (the paper's task C); its invisible ones do not matter."""
+__all__ = ["flip_flop", "decision_making", "teacher", "masked_mse"]
 
 PULSE = 0.5  # s, the duration of a flip-flop pulse
 SETTLE = 2.0  # s, the unmasked period after each pulse
@@ -205,16 +205,16 @@ def teacher(
     Input :math:`x_t = 1.5\,\xi_t + 2\,p_t` (``noise_amp``, ``pulse_amp``), with
     :math:`\xi_t \sim \mathcal N(0, 1)` and :math:`p_t` the input of a default flip-flop trial
     (waits U(4, 10) s, amplitude 1); target the teacher's output
-    :math:`y_t = (\sigma_{zm}\kappa_m + \sigma_{zu}\kappa_u)\, G(\Delta_t)` with the overlaps
-    :data:`TEACHER_VISIBLE` (computed in float64 on the CPU; imports torch), read before or after
-    the state's update (``read``, :data:`~seqlearn.lowrank.erf.READS`).
+    :math:`y_t = (\sigma_{zm}\kappa_m + \sigma_{zu}\kappa_u)\, G(\Delta_t)` with the teacher's
+    overlaps :data:`~seqlearn.lowrank.teacher_network.TEACHER_VISIBLE` (computed in float64 on the CPU;
+    imports torch), read before or after the state's update (``read``, :data:`~seqlearn.lowrank.erf.READS`).
 
     Returns
     -------
     inputs, targets, masks : np.ndarray
         ``(B, T)`` each; the mask is all ones.
     """
-    from .erf import effective_output, teacher_overlaps
+    from .erf import effective_output  # torch
 
     noise_amp = real(noise_amp, "noise_amp")
     pulse_amp = real(pulse_amp, "pulse_amp")
@@ -223,31 +223,3 @@ def teacher(
     x = noise_amp * rng.standard_normal(pulses.shape) + pulse_amp * pulses
     y = effective_output(teacher_overlaps(), x, dt=dt, read=read, device="cpu").numpy()
     return x, y, np.ones_like(x)
-
-
-def masked_mse(y_hat, y, mask):
-    r"""The masked mean squared error :math:`\sum \mu (\hat y - y)^2 / \sum \mu` over the last two axes.
-
-    Works on NumPy arrays and torch tensors alike (the sums are the array's own).
-
-    Parameters
-    ----------
-    y_hat : array or tensor, shape ``(..., B, T)``
-        Outputs, e.g. ``(nets, B, T)`` for a batch of networks.
-    y, mask : array or tensor, shape ``(B, T)`` or ``(..., B, T)``
-        Targets and mask (broadcast against ``y_hat``); every mask needs a nonzero entry.
-
-    Returns
-    -------
-    array or tensor, shape ``(...)``
-        One loss per leading index (a 0-d value for ``(B, T)`` outputs).
-    """
-    if tuple(y.shape) != tuple(mask.shape) or tuple(y_hat.shape[-2:]) != tuple(y.shape[-2:]):
-        raise ValueError(
-            "y_hat (..., B, T), y and mask must agree in their last two axes and y and mask in shape, "
-            f"got {tuple(y_hat.shape)}, {tuple(y.shape)}, {tuple(mask.shape)}"
-        )
-    counted = mask.sum(axis=(-2, -1))
-    if (counted <= 0).any():
-        raise ValueError("mask must count at least one step (a nonzero entry) for every loss")
-    return (mask * (y_hat - y) ** 2).sum(axis=(-2, -1)) / counted
