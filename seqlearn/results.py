@@ -61,11 +61,15 @@ def machine() -> dict[str, Any]:
     return info
 
 
-def write_results(path, name: str, config: Mapping, results: Mapping, *, command: str, seconds: float) -> Path:
+def write_results(
+    path, name: str, config: Mapping, results: Mapping, *, command: str, seconds: float, host: Mapping | None = None
+) -> Path:
     """Write the document of experiment ``name`` to ``path`` (JSON, whole or not at all); return the path.
 
     ``config`` and ``results`` must be JSON-serialisable as they are (lists, not arrays), so that
-    what is read back equals what was written.
+    what is read back equals what was written. ``host`` is the provenance's machine, by default
+    :func:`machine`'s (an experiment that records more of it, its threads or its compiled kernel,
+    passes its own).
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"the results need a name, got {name!r}")
@@ -73,7 +77,7 @@ def write_results(path, name: str, config: Mapping, results: Mapping, *, command
         "name": name,
         "provenance": {
             "command": str(command),
-            "machine": machine(),
+            "machine": machine() if host is None else dict(host),
             "seconds": round(float(seconds), 1),
             "date": datetime.date.today().isoformat(),
         },

@@ -96,9 +96,19 @@ def test_missing_file_raises_with_the_regeneration_command(tmp_path):
 
 def test_garbled_file_raises(tmp_path):
     path = tmp_path / "bad.json"
-    path.write_text('{"schema": 1, "runs": [')
-    with pytest.raises(ValueError, match="not valid JSON"):
+    path.write_text('{"name": "long lags", "results": [')
+    with pytest.raises(ValueError, match="not a JSON document"):
         read_results(path)
+
+
+def test_the_file_is_a_shipped_results_document(tiny_document, tmp_path):
+    path = write_results(tiny_document, tmp_path / "long.json")
+    stored = json.loads(path.read_text())
+    meta = tiny_document["metadata"]
+    assert stored["name"] == "long lags" and stored["config"] == json.loads(json.dumps(meta["config"]))
+    assert stored["results"] == {"workers": 1, "runs": tiny_document["runs"]}
+    assert {k: stored["provenance"][k] for k in ("command", "machine", "seconds")} == {
+        "command": "test", "machine": meta["machine"], "seconds": meta["wall_seconds"]}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -106,6 +116,7 @@ def test_garbled_file_raises(tmp_path):
     [
         (lambda doc: doc.pop("runs"), "runs"),
         (lambda doc: doc["metadata"].pop("command"), "command"),
+        (lambda doc: doc["metadata"].pop("workers"), "workers"),
         (lambda doc: doc["metadata"]["config"].pop("T"), "fields"),
         (lambda doc: doc["runs"][0].pop("H_N"), "lacks"),
         (lambda doc: doc["runs"][0]["f"].pop(), "one value per lag"),
@@ -118,9 +129,28 @@ def test_incomplete_documents_are_refused(tiny_document, tmp_path, spoil, messag
     spoil(document)
     with pytest.raises(ValueError, match=message):
         write_results(document, tmp_path / "x.json")
-    (tmp_path / "x.json").write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize(
+    "spoil, message",
+    [
+        (lambda stored: stored["results"].pop("runs"), "runs"),
+        (lambda stored: stored["results"].pop("workers"), "workers"),
+        (lambda stored: stored["provenance"].pop("command"), "command"),
+        (lambda stored: stored["config"].pop("T"), "fields"),
+        (lambda stored: stored["results"]["runs"][0].pop("H_N"), "lacks"),
+        (lambda stored: stored["results"]["runs"][0]["f"].pop(), "one value per lag"),
+        (lambda stored: stored["results"]["runs"][0].update(architecture="elman"), "architecture"),
+        (lambda stored: stored.update(name="adding cliffs"), "not of 'long lags'"),
+    ],
+)
+def test_incomplete_files_are_refused(tiny_document, tmp_path, spoil, message):
+    path = write_results(tiny_document, tmp_path / "x.json")
+    stored = json.loads(path.read_text())
+    spoil(stored)
+    path.write_text(json.dumps(stored))
     with pytest.raises(ValueError, match=message):
-        read_results(tmp_path / "x.json")
+        read_results(path)
 
 
 def test_long_lag_config_reaches_far_beyond_constgates_time_scale():

@@ -184,16 +184,27 @@ def test_save_results_is_atomic_and_load_results_names_what_is_wrong(tmp_path):
     out = tmp_path / "r.json"
     with pytest.raises(FileNotFoundError, match=r"python -m seqlearn\.lowrank\.memory --out"):
         load_results(out)
-    good = {key: [] for key in ("command", "machine", "wall_seconds", "cpu_seconds", "protocol", "overlaps", "times",
-                                "noises", "loss_epochs", "runs")}  # fmt: skip
+    good = {"command": "c", "machine": {"cores": 2}, "wall_seconds": 1.5, "cpu_seconds": 1.25, "protocol": {"dt": 0.1},
+            **{key: [] for key in ("overlaps", "times", "noises", "loss_epochs", "runs")}}  # fmt: skip
     save_results(good, out)
     with pytest.raises(TypeError):
-        save_results({**good, "runs": [object()]}, out)  # fails half way through the dump
+        save_results({**good, "runs": [object()]}, out)  # not JSON
     assert load_results(out) == good and os.listdir(tmp_path) == ["r.json"]  # the old file, no temporary left
+    stored = json.loads(out.read_text())  # a seqlearn.results document
+    assert stored["name"] == "twin memory" and stored["config"] == {"protocol": {"dt": 0.1}, "noises": []}
+    assert {k: stored["provenance"][k] for k in ("command", "machine", "seconds")} == {
+        "command": "c", "machine": {"cores": 2}, "seconds": 1.5}  # fmt: skip
+    assert stored["results"] == {
+        "cpu_seconds": 1.25,
+        **{key: [] for key in ("overlaps", "times", "loss_epochs", "runs")},
+    }
     out.write_text('{"command": ')
-    with pytest.raises(ValueError, match="not valid JSON"):
+    with pytest.raises(ValueError, match="not a JSON document"):
         load_results(out)
-    save_results({"command": "x"}, out)
+    out.write_text(json.dumps({**stored, "name": "long lags"}))
+    with pytest.raises(ValueError, match="of 'long lags', not of 'twin memory'"):
+        load_results(out)
+    out.write_text(json.dumps({**stored, "results": {"runs": []}}))
     with pytest.raises(ValueError, match="it needs the keys"):
         load_results(out)
     save_results({**good, "runs": [{"seed": 0}]}, out)

@@ -25,6 +25,14 @@ def test_a_document_reads_back_as_written(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["x.json"]  # no temporary file left behind
 
 
+def test_an_experiment_may_describe_its_machine_itself(tmp_path):
+    host = {"cpu": "a CPU", "kernel": "numba (1 threads)"}
+    path = write_results(tmp_path / "x.json", "toy", {}, {}, command="c", seconds=1, host=host)
+    assert (
+        json.loads(path.read_text())["provenance"]["machine"] == host == read_results(path, "toy").provenance["machine"]
+    )
+
+
 def test_a_failed_write_leaves_the_old_file(tmp_path):
     path = write_results(tmp_path / "x.json", "toy", {}, {"a": 1}, command="c", seconds=1)
     with pytest.raises(ValueError, match="Out of range float"):

@@ -12,9 +12,11 @@ one CPU core.
 :func:`run_long_lags` runs it and returns a JSON-ready document: per architecture and seed the lag
 grid, the envelope :math:`\hat f(\ell)`, ``N_grid``, :math:`H_N(N)`, :math:`N_{req}(\ell)`, the
 median per-neuron time scale :math:`\tau_q` and :math:`R^2`; beside them the command that
-regenerates it, the machine, the wall time and the configuration. :func:`write_results` writes it
-atomically, :func:`read_results` reads it back and validates it, :func:`window_curves` returns the
-arrays that draw :math:`H_N(N)` per architecture. Regenerate the shipped file with::
+regenerates it, the machine, the wall time and the configuration. :func:`write_results` writes it as a
+shipped-results document (:mod:`seqlearn.results`: the configuration, the runs, the provenance), whole or
+not at all; :func:`read_results` reads it back in :func:`run_long_lags`' form and validates it;
+:func:`window_curves` returns the arrays that draw :math:`H_N(N)` per architecture. Regenerate the shipped
+file with::
 
     OMP_NUM_THREADS=1 python -m seqlearn.learnability.long_lags --out chapters/results/05_long_lags.json
 """
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import platform
 import time
@@ -31,7 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import replacing
+from ..results import ShippedResults
+from ..results import read_results as read_shipped
+from ..results import write_results as write_shipped
 from ..validation import choice
 from .models import ARCHITECTURES
 from .pipeline import Diagnostics, Tier2Config, learnability_experiment
@@ -53,6 +56,7 @@ LONG_LAGS_COMMAND = (
 )
 LONG_LAGS_SEEDS = (0, 1, 2)
 SCHEMA = 1
+_NAME = "long lags"  # the shipped document's name
 RECORD_ARRAYS = ("lags", "f", "N_req", "N_grid", "H_N")
 RECORD_SCALARS = ("tau_median", "r2", "r2_max")
 
@@ -64,16 +68,11 @@ def long_lag_config() -> Tier2Config:
     epochs, ``K`` = 2 directions (1,024 training and 1,024 diagnostic sequences, as there). The longest
     task lag is :math:`6.6\,\tau` of ConstGate's gate (:math:`e^{-128/19.5} \approx 1.4\cdot10^{-3}`).
     """
-    return Tier2Config(
+    return dataclasses.replace(
+        Tier2Config(),
         T=256,
-        D=8,
         H=16,
         task_lags=(8, 32, 64, 128),
-        coeffs=(0.6, 0.5, 0.4, 0.3),
-        noise_std=0.4,
-        n_train=1024,
-        n_val=256,
-        n_diag=1024,
         epochs=30,
         batch_size=64,
         lags=(2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160, 192),
@@ -187,7 +186,7 @@ def _validated(document, path: Path) -> dict:
         if not isinstance(document, dict) or document.get("schema") != SCHEMA:
             raise ValueError(f"not a schema-{SCHEMA} long-lag document")
         meta = document["metadata"]
-        for key in ("command", "machine", "wall_seconds", "config"):
+        for key in ("command", "machine", "workers", "wall_seconds", "config"):
             if key not in meta:
                 raise ValueError(f"metadata lacks {key!r}")
         config_from_dict(meta["config"])
@@ -202,23 +201,49 @@ def _validated(document, path: Path) -> dict:
 
 
 def write_results(document: dict, path) -> Path:
-    """Validate ``document`` and write it as JSON to ``path``, whole or not at all (a temporary file, renamed)."""
+    """Validate :func:`run_long_lags`' ``document`` and write it to ``path``, whole or not at all.
+
+    The file is a :func:`seqlearn.results.write_results` document named ``"long lags"``: the
+    configuration as its ``config``, the runs and the number of workers as its ``results``, the
+    command, machine and wall seconds as its ``provenance``.
+    """
     path = Path(path)
-    _validated(document, path)
-    with replacing(path) as temporary:
-        temporary.write_text(json.dumps(document, indent=1) + "\n")
-    return path
+    meta = _validated(document, path)["metadata"]
+    results = {"workers": meta["workers"], "runs": document["runs"]}
+    seconds, host = meta["wall_seconds"], meta["machine"]
+    return write_shipped(path, _NAME, meta["config"], results, command=meta["command"], seconds=seconds, host=host)
+
+
+def _document(shipped: ShippedResults) -> dict:
+    """The shipped document in :func:`run_long_lags`' form (``KeyError`` naming what it lacks)."""
+    provenance, results = shipped.provenance, shipped.results
+    metadata = {
+        "command": provenance["command"],
+        "machine": provenance["machine"],
+        "workers": results["workers"],
+        "wall_seconds": provenance["seconds"],
+        "config": shipped.config,
+    }
+    return {"schema": SCHEMA, "metadata": metadata, "runs": results["runs"]}
 
 
 def read_results(path) -> dict:
-    """The document at ``path``, validated: FileNotFoundError if absent, ValueError if not JSON or incomplete."""
+    """The document at ``path`` in :func:`run_long_lags`' form, validated.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path`` (the message names the command that writes it).
+    ValueError
+        Not JSON, not the long-lag document (:func:`seqlearn.results.read_results`), or incomplete.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no long-lag results at {path}; regenerate them with: {LONG_LAGS_COMMAND}")
     try:
-        document = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from None
+        document = _document(read_shipped(path, _NAME))
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{path}: invalid long-lag results (no {err})") from None
     return _validated(document, path)
 
 

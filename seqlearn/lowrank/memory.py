@@ -31,17 +31,16 @@ core with pooled trials); :meth:`MemoryProtocol.binder` the same at a size a cha
 (4,000 steps, seconds), long enough for the invisible overlaps to keep the history through C.
 
 **Shipped results.** ``python -m seqlearn.lowrank.memory --out FILE`` runs the paper's protocol
-for some seeds and writes :func:`paper_results`' compact JSON (:func:`compact`,
-:func:`save_results`); :func:`load_results` reads it back checked. Chapter 6's
-``chapters/results/06_memory.json`` holds seed 0 with 8192-trial pools (its ``provenance`` says how
-it was produced).
+for some seeds and writes :func:`paper_results`' compacted record (:func:`compact`) as a shipped-results
+document (:func:`save_results`, :mod:`seqlearn.results`); :func:`load_results` reads it back checked, in
+:func:`paper_results`' form. Chapter 6's ``chapters/results/06_memory.json`` holds seed 0 with 8192-trial
+pools (its ``provenance`` says how it was produced).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import platform
 import sys
@@ -51,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..results import read_results, write_results
 from ..validation import choice, flag, generator, integer, real, real_array
 from . import _kernel
 from .erf import READS, Batch, _loss_gradient
@@ -504,6 +504,9 @@ RESULT_KEYS = ("command", "machine", "wall_seconds", "cpu_seconds", "protocol", 
                "loss_epochs", "runs")  # fmt: skip
 RUN_KEYS = ("seed", "seconds", "sigma", "twin_difference", "loss", "smallest_eigenvalue", "gram_valid",
             "balance_drift", "accuracy")  # fmt: skip
+CONFIG_KEYS = ("protocol", "noises")  # the keys of the results that the shipped document keeps as its config
+_NAME = "twin memory"  # the shipped document's name
+_PROVENANCE = {"command": "command", "machine": "machine", "wall_seconds": "seconds"}  # result key -> provenance key
 
 
 def _machine() -> dict:
@@ -570,16 +573,17 @@ def compact(results: dict) -> dict:
 
 
 def save_results(results: dict, out) -> None:
-    """Write ``results`` to ``out`` as compact JSON, atomically (a temporary file beside it, then ``os.replace``)."""
-    out = os.fspath(out)
-    temporary = f"{out}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "w") as f:
-            json.dump(results, f, separators=(",", ":"))
-        os.replace(temporary, out)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+    """Write :func:`paper_results`' ``results`` to ``out`` as a shipped-results document, whole or not at all.
+
+    The document (:func:`seqlearn.results.write_results`, named ``"twin memory"``) keeps the
+    :data:`CONFIG_KEYS` as its ``config``, the command, machine and wall seconds as its
+    ``provenance`` and everything else as its ``results``.
+    """
+    config = {key: results[key] for key in CONFIG_KEYS}
+    rest = {key: value for key, value in results.items() if key not in {*CONFIG_KEYS, *_PROVENANCE}}
+    write_results(
+        out, _NAME, config, rest, command=results["command"], seconds=results["wall_seconds"], host=results["machine"]
+    )
 
 
 def paper_results(
@@ -630,7 +634,7 @@ def paper_results(
     results = compact({
         "command": command if command is not None else " ".join([os.path.basename(sys.executable), *sys.argv]),
         "machine": _machine(),
-        "wall_seconds": time.perf_counter() - wall,
+        "wall_seconds": round(time.perf_counter() - wall, 1),  # as the provenance keeps it
         "cpu_seconds": time.process_time() - cpu,
         "protocol": dataclasses.asdict(protocol),
         "overlaps": list(OVERLAPS),
@@ -645,26 +649,29 @@ def paper_results(
 
 
 def load_results(path) -> dict:
-    """The results :func:`paper_results` wrote to ``path``, checked to hold its keys.
+    """The results :func:`paper_results` wrote to ``path``, in its form, checked to hold its keys.
+
+    A note in the document's provenance (how a converted file was made) comes back as ``"provenance"``.
 
     Raises
     ------
     FileNotFoundError
         If ``path`` does not exist (naming the command that writes it).
     ValueError
-        If the file is not JSON or lacks a key of :data:`RESULT_KEYS` or of a run's :data:`RUN_KEYS`.
+        If the file is not JSON, not the twin experiment's document (:func:`seqlearn.results.read_results`)
+        or lacks a key of :data:`RESULT_KEYS` or of a run's :data:`RUN_KEYS`.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no results file {path!r}; python -m seqlearn.lowrank.memory --out {path} writes one")
-    with open(path) as f:
-        try:
-            results = json.load(f)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path!r} is not a results file (not valid JSON: {error})") from None
-    if not isinstance(results, dict) or not all(key in results for key in RESULT_KEYS):
-        found = sorted(results) if isinstance(results, dict) else type(results).__name__
-        raise ValueError(f"{path!r} is not a results file: it needs the keys {list(RESULT_KEYS)}, got {found}")
+    shipped = read_results(path, _NAME)
+    provenance = _PROVENANCE | {"provenance": "note"}
+    results = {key: shipped.provenance[name] for key, name in provenance.items() if name in shipped.provenance}
+    results |= shipped.config | shipped.results
+    if not all(key in results for key in RESULT_KEYS):
+        raise ValueError(
+            f"{path!r} is not a results file: it needs the keys {list(RESULT_KEYS)}, got {sorted(results)}"
+        )
     for k, run in enumerate(results["runs"]):
         missing = [key for key in RUN_KEYS if key not in run]
         if missing:
