@@ -1,12 +1,13 @@
 """Shared test configuration.
 
 - ``gpu`` tests are skipped where torch sees no CUDA device.
-- ``make test`` runs the tests on two pytest-xdist workers with ``--dist loadfile``: each module on
-  one worker, so its module-scoped fixtures are built once. Every test that needs an executed
-  chapter is in ``test_chapters.py``, where :func:`chapter_runs` executes each chapter once for all
-  of them; that module is collected first, so its long runs start at once.
-  ``test_chapters_native.py`` executes each chapter once more on another floating-point path; it is
-  collected last, so those runs do not compete with the budget runs for the two cores.
+- ``make test`` runs ``test_chapters.py`` first, in one process and alone: every test that needs an
+  executed chapter is there, where :func:`chapter_runs` executes each chapter once for all of them,
+  one chapter at a time on otherwise idle cores, as Binder's budget assumes. Then the other tests, on
+  two pytest-xdist workers with ``--dist loadfile``: each module on one worker, so its module-scoped
+  fixtures are built once. ``test_chapters_native.py`` executes each chapter once more on another
+  floating-point path (no budget asserted); it is collected last. A plain ``pytest`` runs
+  ``test_chapters.py`` first too.
 """
 
 from __future__ import annotations
