@@ -363,8 +363,8 @@ def my_elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh"):
     return h, np.array([W_hy @ s + b_y for s in h]).reshape(len(x), len(b_y))
 
 
-def my_bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", loss="mse"):
-    """The double sum over Jacobian products, term by term."""
+def my_bptt_gradients(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", loss="mse", h=None):
+    """The double sum over Jacobian products, term by term (from its own forward pass, whatever states it is given)."""
     z, states = _forward(x, h0, W_hh, W_xh, b_h, phi)
     T, H = z.shape
     grads = {
@@ -426,7 +426,7 @@ def _states(x, h0, W_hh, W_xh, b_h, phi):
 def _bptt(**mistake):
     """BPTT by the backward recursion, with one usual mistake."""
 
-    def wrong(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", loss="mse"):
+    def wrong(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh", loss="mse", h=None):
         z, states = _forward(x, h0, W_hh, W_xh, b_h, phi)
         h = np.array(states)
         e = h[1:] @ W_hy.T + b_y - targets

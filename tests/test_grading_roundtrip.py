@@ -470,29 +470,27 @@ def test_hidden_test_lines_and_html_text():
 # ----------------------------------------------------------------------------- every mistake costs points once
 
 ONE_MISTAKE = {
-    "01_ngram": (
-        "continuation_counts",
-        "result[gram[1:]] += 1",
-        "result[gram[1:]] += c",
-        ["continuation_counts_tests"],
-    ),
-    "03_rnn_bptt": (
+    "continuation counts": ("01_ngram", "continuation_counts", "+= 1", "+= c", ["continuation_counts_tests"]),
+    "the forward pass": ("03_rnn_bptt", "elman_forward", "x_t + b_h", "x_t", ["elman_forward_tests"]),
+    "one gradient": (
+        "03_rnn_bptt",
         "bptt_gradients",
-        '"b_y": e.sum(axis=0)',
-        '"b_y": 2.0 * e.sum(axis=0)',
+        '"b_y": e.sum',
+        '"b_y": 2.0 * e.sum',
         ["bptt_gradients_b_y_tests"],
     ),
-    "06_lowrank": ("metric_bar", " + (b == d) * s[a + c]", "", ["metric_bar_tests"]),
+    "the metric": ("06_lowrank", "metric_bar", " + (b == d) * s[a + c]", "", ["metric_bar_tests"]),
 }
-"""Assignment -> (answer, its text, a mistake in its place, the only test cells that may lose points): an
-earlier part that later parts use (01, 06), one gradient of six (03)."""
+"""A mistake -> (assignment, the answer it is made in, the text it replaces there, the mistake, the only test
+cells that may lose points): in an earlier part that later parts use (continuation counts, the forward pass, the
+metric), in one gradient of six."""
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(ONE_MISTAKE))
-def test_one_mistake_costs_its_own_points_under_nbgrader_and_the_sealed_grader(name, tmp_path):
+@pytest.mark.parametrize("mistake", sorted(ONE_MISTAKE))
+def test_one_mistake_costs_its_own_points_under_nbgrader_and_the_sealed_grader(mistake, tmp_path):
+    name, answer, right, wrong, failing = ONE_MISTAKE[mistake]
     assignment = _load(name)
-    answer, right, wrong, failing = ONE_MISTAKE[name]
     release = nbformat.read(ROOT / "exercises" / name / assignment.notebook, as_version=4)
     submission = student_submission(assignment.source, release)
     (cell,) = [c for c in submission.cells if _nbgrader(c).get("grade_id") == answer]

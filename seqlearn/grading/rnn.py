@@ -212,6 +212,11 @@ def _bptt_variant(
 _RECURRENT_KEYS = ("W_hh", "W_xh", "b_h")
 
 
+def _forward_states(x, targets, h0, W_hh, W_xh, b_h, W_hy, b_y, phi="tanh") -> np.ndarray:
+    """The states h_1..h_T (T, H) of the forward pass (Part 1's reference), given to ``bptt_gradients``."""
+    return elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi)[0]
+
+
 def _bptt_hint(case: Case, expected, got) -> str | None:
     got = {k: np.asarray(v, dtype=float) for k, v in got.items()}
     inputs = {k: v for k, v in case.inputs.items() if k != "phi"}
@@ -278,8 +283,9 @@ BPTT_GRADIENTS = FunctionCheck(
             label="the worked example with phi='sigmoid'",
         ),
     ),
-    hint="run the forward pass keeping z_t and h_t; e_t = y_t - target_t, g_t = W_hy^T e_t; backwards from t = T: "
-    "delta_t = phi'(z_t) * (g_t + W_hh^T delta_{t+1}) with delta_{T+1} = 0; then dW_hh = sum_t delta_t h_{t-1}^T, "
+    hint="from the states h_t it is given (the forward pass): e_t = y_t - target_t, g_t = W_hy^T e_t; backwards "
+    "from t = T: delta_t = phi'(z_t) * (g_t + W_hh^T delta_{t+1}) with delta_{T+1} = 0 (phi'(z_t) = 1 - h_t^2 for "
+    "tanh, h_t (1 - h_t) for the sigmoid, 1 for 'linear'); then dW_hh = sum_t delta_t h_{t-1}^T, "
     "dW_xh = sum_t delta_t x_t^T, db_h = sum_t delta_t, dh0 = W_hh^T delta_1, dW_hy = sum_t e_t h_t^T, "
     "db_y = sum_t e_t; return a dict with the keys 'h0', 'W_hh', 'W_xh', 'b_h', 'W_hy', 'b_y', each of its "
     "parameter's shape",
@@ -287,6 +293,7 @@ BPTT_GRADIENTS = FunctionCheck(
     rtol=1e-7,
     atol=1e-10,
     branch=lambda case: case.inputs.get("phi", "(default)"),
+    given={"h": lambda inputs: _forward_states(**inputs)},
 )
 
 
