@@ -27,6 +27,17 @@ and the chapter's table of them makes the functions test cells call, ``check_sca
     CHECKS = MappingProxyType({check.key: check for check in (SCALE, ...)})
     __all__ += define_checkers(globals(), CHECKS)
 
+Each mistake costs points once
+------------------------------
+* A part that uses an earlier part's result is given that result, computed by the earlier
+  part's reference (``given={"G_bar": lambda inputs: metric_bar(inputs["sigma"])}``): the
+  student's function takes it as a keyword argument whose default, in the notebook, calls the
+  student's own earlier function. Plain data, so the sealed grader's worker, which holds no
+  reference, receives it like any other argument.
+* Independent outputs of one function are graded apart: ``BPTT.entries(keys)`` makes one check
+  per key of the returned mapping (``check_<name>_<key>``, on the function's own cases), each
+  called by its own test cell with its share of the points.
+
 Seed policy
 -----------
 * Visible cases are the hand-written cases followed by random cases drawn from seeds that
