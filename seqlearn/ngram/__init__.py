@@ -5,6 +5,7 @@ exercises are graded against); :mod:`~seqlearn.ngram.counts` counts n-grams of w
 corpora with numpy; :mod:`~seqlearn.ngram.models` holds the models (MLE, add-k, absolute
 discounting, interpolated and modified Kneser-Ney, and the backoff model of an ARPA file),
 :mod:`~seqlearn.ngram.jelinek_mercer` linear interpolation tuned by EM,
+:mod:`~seqlearn.ngram.katz` Katz backoff with Good-Turing discounts,
 :mod:`~seqlearn.ngram.stupid_backoff` Brants et al.'s unnormalised scores,
 which share the API of :class:`~seqlearn.ngram.base.LanguageModel`;
 :mod:`~seqlearn.ngram.analysis` has the measurements the chapter makes (sparsity,
@@ -35,6 +36,7 @@ from .base import Estimator, LanguageModel, PerplexityReport, as_stream, check_o
 from .basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
 from .counts import NGramCounts, NGramIndex, adjusted_counts, count_of_counts
 from .jelinek_mercer import JelinekMercer
+from .katz import KatzBackoff, good_turing_counts, katz_discounts
 from .models import (
     METHODS,
     MLE,
@@ -81,6 +83,9 @@ __all__ = [
     "KneserNey",
     "ModifiedKneserNey",
     "JelinekMercer",
+    "KatzBackoff",
+    "good_turing_counts",
+    "katz_discounts",
     "StupidBackoff",
     "BackoffModel",
     "BackoffTables",
