@@ -7,6 +7,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.seqlearn-installed
 # Extra arguments for `jupyter lab`, e.g. LAB_ARGS="--no-browser --port 8890".
 LAB_ARGS ?=
+# What the URL JupyterLab prints (and opens in a browser) shows first: Chapter 1, not the Launcher.
+LAB_START ?= chapters/01_ngram.ipynb
 # Root (as in containers) needs --allow-root; added whatever LAB_ARGS says.
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 # `make test` runs tests/test_chapters.py first and alone: every chapter executed once, one at a time, on the
@@ -46,7 +48,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lab: $(STAMP)
-	eval "$$($(BIN)/seqlearn env)" && exec $(BIN)/jupyter lab --notebook-dir=. $(ROOT_ARGS) $(LAB_ARGS) chapters/01_ngram.ipynb
+	eval "$$($(BIN)/seqlearn env)" && exec $(BIN)/jupyter lab --notebook-dir=. $(ROOT_ARGS) --LabApp.default_url=/lab/tree/$(LAB_START) $(LAB_ARGS) $(LAB_START)
 
 test: $(STAMP)
 	status=0; $(BIN)/python -m pytest tests/test_chapters.py || status=$$?; \

@@ -34,16 +34,45 @@ def explorer(draw: Callable, *, continuous_update: bool = False, **controls):
         Its display bundle also carries an ``image/png`` of the figure ``draw`` makes with the
         controls' default values, which static pages (``seqlearn run --html``) show in place
         of the live widget; JupyterLab still shows the widget.
+
+    Raises
+    ------
+    NameError
+        When ``draw`` uses a name that is not defined yet, which is what happens when the cell is run
+        before the cells above it: the message says to run those first.
     """
     if not callable(draw):
         raise TypeError(f"draw must be callable, got {type(draw).__name__}")
     if not controls:
         raise ValueError("an explorer needs at least one control (keyword argument)")
-    interactive = _explorer_class()(draw, **controls)
+    guarded, too_early = _guarded(draw)
+    interactive = _explorer_class()(guarded, **controls)  # draws once with the controls' values
+    if too_early:
+        raise too_early[0]
     for child in interactive.children:
         if hasattr(child, "continuous_update"):
             child.continuous_update = continuous_update
     return interactive
+
+
+def _guarded(draw: Callable) -> tuple[Callable, list[NameError]]:
+    """``draw`` whose NameError says to run the cells above first, and the list that records the first one.
+
+    ``ipywidgets.interactive`` shows an exception of ``draw`` beside the sliders and carries on; a name that is
+    not defined means the notebook was not run from the top, which :func:`explorer` reports at once instead.
+    """
+    too_early: list[NameError] = []
+
+    @functools.wraps(draw)  # keeps draw's signature, which interactive reads the controls' names from
+    def run(*args, **values):
+        try:
+            return draw(*args, **values)
+        except NameError as exc:
+            error = NameError(f"{exc}: run the cells above first (this explorer draws with what they define)")
+            too_early[:] = too_early or [error]
+            raise error from None
+
+    return run, too_early
 
 
 @functools.cache
