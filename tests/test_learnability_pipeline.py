@@ -21,6 +21,7 @@ from seqlearn.learnability.matched import (
     matched_terms,
     random_directions,
     sensitivities,
+    sensitivities_along,
 )
 from seqlearn.learnability.models import ARCHITECTURES, run
 from seqlearn.learnability.pipeline import Tier2Config, diagnose, learnability_experiment
@@ -142,6 +143,23 @@ def test_sensitivities_equal_central_differences(arch):
     assert v.shape == (3, 10, 5)
     assert float(v[:, 0].abs().max()) == 0.0  # h_0 is given
     torch.testing.assert_close(v, finite, atol=1e-8, rtol=1e-6)
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_sensitivities_along_several_directions_are_each_directions_own(arch):
+    model = _model(arch, seed=3)
+    x = torch.randn(4, 7, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    directions = random_directions(model, 3, seed=2)
+    v = sensitivities_along(model, x, directions)
+    assert v.shape == (3, 4, 8, 5)
+    for k, w in enumerate(directions):
+        torch.testing.assert_close(v[k], sensitivities(model, x, w), atol=1e-13, rtol=1e-12)
+    assert not torch.allclose(v[0], v[1])  # the directions are distinct, and so are their sensitivities
+
+
+def test_sensitivities_along_refuse_no_directions():
+    with pytest.raises(ValueError, match="directions"):
+        sensitivities_along(_model("gru", seed=0), torch.zeros(1, 2, 3, dtype=torch.float64), [])
 
 
 def _matched_pieces(B: int, T: int, H: int, n_lags: int) -> tuple[torch.Tensor, ...]:

@@ -24,12 +24,19 @@ from __future__ import annotations
 import math
 
 import torch
-from torch.func import functional_call, jvp
+from torch.func import functional_call, jvp, vmap
 
 from ..seeding import torch_generator
 from ..validation import integer
 
-__all__ = ["random_directions", "sensitivities", "matched_statistic", "matched_terms", "matched_statistic_and_terms"]
+__all__ = [
+    "random_directions",
+    "sensitivities",
+    "sensitivities_along",
+    "matched_statistic",
+    "matched_terms",
+    "matched_statistic_and_terms",
+]
 
 
 def random_directions(model: torch.nn.Module, K: int, seed: int = 0) -> list[dict[str, torch.Tensor]]:
@@ -49,6 +56,17 @@ def random_directions(model: torch.nn.Module, K: int, seed: int = 0) -> list[dic
     return directions
 
 
+def _trajectory_of_parameters(model: torch.nn.Module, x: torch.Tensor):
+    r"""The trainable parameters :math:`\theta` (detached) and the map from them to :math:`h_0 .. h_T` over ``x``."""
+    params = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
+    buffers = dict(model.named_buffers())
+
+    def states(p: dict) -> torch.Tensor:
+        return functional_call(model, (p, buffers), (x,), {"states": True})
+
+    return params, states
+
+
 def sensitivities(model: torch.nn.Module, x: torch.Tensor, direction: dict) -> torch.Tensor:
     r"""The forward sensitivity of the whole state trajectory, :math:`v_t = (\partial h_t/\partial\theta)[w]`.
 
@@ -57,14 +75,24 @@ def sensitivities(model: torch.nn.Module, x: torch.Tensor, direction: dict) -> t
     :func:`random_directions`. Returns ``(B, T + 1, H)`` (:math:`v_0 = 0`: :math:`h_0` is
     given), by one forward-mode pass.
     """
-    params = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
-    buffers = dict(model.named_buffers())
-
-    def states(p: dict) -> torch.Tensor:
-        return functional_call(model, (p, buffers), (x,), {"states": True})
-
+    params, states = _trajectory_of_parameters(model, x)
     tangents = {name: direction[name] for name in params}
     return jvp(states, (params,), (tangents,))[1]
+
+
+def sensitivities_along(model: torch.nn.Module, x: torch.Tensor, directions: list[dict]) -> torch.Tensor:
+    r""":func:`sensitivities` along each of :math:`K` directions, ``(K, B, T + 1, H)``, in one vectorised pass.
+
+    :math:`v^{(k)}_t = (\partial h_t/\partial\theta)[w_k]` for :math:`k = 1, \dots, K`: the tangents
+    :math:`w_k` are stacked along a leading axis and :func:`torch.func.vmap` maps the forward-mode pass
+    over it, so the trajectory's operations run once for all :math:`K` (the same values as one
+    :func:`sensitivities` per direction, at a fraction of the cost of :math:`K` passes).
+    """
+    if not isinstance(directions, (list, tuple)) or not directions:
+        raise ValueError("directions must be a non-empty list of directions (dicts from random_directions)")
+    params, states = _trajectory_of_parameters(model, x)
+    tangents = {name: torch.stack([w[name] for w in directions]) for name in params}  # each (K, ...)
+    return vmap(lambda tangent: jvp(states, (params,), (tangent,))[1])(tangents)
 
 
 def _lagged_products(mu: torch.Tensor, delta: torch.Tensor, v: torch.Tensor, lags) -> torch.Tensor:

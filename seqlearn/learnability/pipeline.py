@@ -33,7 +33,7 @@ from .effective_rates import adaptive_rates, base_rates, transport
 from .ensemble import train_ensemble
 from .fits import LineFit, envelope_fits, master_law_fit, unit_time_scales
 from .masterlaw import MasterLawTest, master_law_test
-from .matched import matched_statistic_and_terms, random_directions, sensitivities
+from .matched import matched_statistic_and_terms, random_directions, sensitivities_along
 from .models import ARCHITECTURES
 from .stable import ecf_alpha
 from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score
@@ -223,9 +223,8 @@ def diagnose(
     for i in tqdm(range(0, n_seq, chunk), disable=not progress, desc=f"diagnostics {model.architecture}"):
         x, y = task.x[i : i + chunk].to(**to_model), task.y[i : i + chunk].to(**to_model)
         mu, delta = _chunk_rates(model, x, y, lags, lam, lr, acc)
-        psi, terms = zip(
-            *(matched_statistic_and_terms(mu, delta, sensitivities(model, x, w).detach(), lags) for w in directions)
-        )
+        v = sensitivities_along(model, x, directions).detach()  # (K, B, T + 1, H)
+        psi, terms = zip(*(matched_statistic_and_terms(mu, delta, v_k, lags) for v_k in v))
         acc.add_psi(torch.stack(psi).cpu())
         acc.add_terms(torch.stack(terms).cpu())
     per_sequence = np.concatenate(acc.per_sequence)  # (n_seq, n)
