@@ -39,7 +39,7 @@ leaky family has one candidate matrix pair, no reset gate and no recurrent bias,
 would carry parameters the equations do not have (and train them). The leaky cells here are
 therefore their own small :class:`torch.nn.Module`, with the *same interface*: a
 ``gates(x, h)`` hook (the only thing the three families override) and
-``forward(x, h, return_gates=True)``, so that :func:`run` drives all five architectures with
+``forward(x, h, return_gates=True)``, so that :func:`run_cell` drives all five architectures with
 one loop and returns what the transport factor needs, stacked over time, in a
 :class:`Trajectory`.
 """
@@ -66,8 +66,11 @@ __all__ = [
     "gru",
     "lstm",
     "ARCHITECTURES",
-    "build",
+    "build_cell",
     "Trajectory",
+    "run_cell",
+    # the former names, kept: Chapter 5 imports them from seqlearn.learnability
+    "build",
     "run",
     "architecture_of",
 ]
@@ -280,7 +283,7 @@ def lstm(input_size: int, hidden_size: int, f0: float = 0.95, seed: int | None =
     return _pin_gate(cell, "f", f0)
 
 
-def build(
+def build_cell(
     name: str,
     input_size: int,
     hidden_size: int,
@@ -321,7 +324,7 @@ def architecture_of(cell: nn.Module) -> str:
     )
 
 
-Cell = LeakyGatedCell | GRUCell | LSTMCell  # what run() drives
+Cell = LeakyGatedCell | GRUCell | LSTMCell  # what run_cell() drives
 
 
 @dataclass(frozen=True)
@@ -347,7 +350,7 @@ class Trajectory:
     c: torch.Tensor | None = None
 
 
-def run(
+def run_cell(
     cell: Cell, x: torch.Tensor, h0: torch.Tensor | None = None, c0: torch.Tensor | None = None, gates: bool = True
 ) -> Trajectory:
     r"""Run ``cell`` over ``x`` ``(B, T, D)`` (batch first) from :math:`h_0` (and :math:`c_0`), zeros if ``None``.
@@ -385,3 +388,6 @@ def run(
     stacked = {n: torch.stack([getattr(q, n) for q in steps], dim=1) for n in names}  # each (B, T, H)
     C = torch.stack(cs, dim=1) if arch == "lstm" else None  # (B, T + 1, H)
     return Trajectory(cell=cell, architecture=arch, x=x, h=torch.stack(hs, dim=1), gates=stacked, c=C)
+
+
+build, run = build_cell, run_cell  # the former names (Chapter 5 imports them)

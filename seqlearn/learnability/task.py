@@ -26,7 +26,7 @@ from torch import nn
 from ..device import resolve_device
 from ..seeding import torch_generator
 from ..validation import generator, int_array, integer, real, real_array
-from .models import Trajectory, architecture_of, build, run
+from .models import Trajectory, architecture_of, build_cell, run_cell
 
 __all__ = ["DelayedRegression", "delayed_regression", "achievable_r2", "GatedRegressor", "r2_score", "train_regressor"]
 
@@ -108,7 +108,7 @@ class GatedRegressor(nn.Module):
     :math:`\hat y_t = w^\top h_{t+1} + b` from the state after reading :math:`x_t`. The readout
     ``w`` ``(1, H)`` starts as a random unit row (the paper's orthogonal initialisation of a
     :math:`1 \times H` matrix), ``b = 0``. Other arguments go to
-    :func:`~seqlearn.learnability.models.build`.
+    :func:`~seqlearn.learnability.models.build_cell`.
     """
 
     def __init__(
@@ -124,7 +124,7 @@ class GatedRegressor(nn.Module):
     ):
         super().__init__()
         factory = {"dtype": dtype, "device": resolve_device(device)}
-        self.cell = build(architecture, input_size, hidden_size, s0=s0, layernorm=layernorm, seed=seed, **factory)
+        self.cell = build_cell(architecture, input_size, hidden_size, s0=s0, layernorm=layernorm, seed=seed, **factory)
         self.readout = nn.Linear(hidden_size, 1, **factory)
         w = torch.randn((1, hidden_size), generator=torch_generator(None if seed is None else seed + 1))
         with torch.no_grad():
@@ -138,7 +138,7 @@ class GatedRegressor(nn.Module):
 
     def trajectory(self, x: torch.Tensor) -> Trajectory:
         """The cell's :class:`~seqlearn.learnability.models.Trajectory` over ``x`` ``(B, T, D)``."""
-        return run(self.cell, x)
+        return run_cell(self.cell, x)
 
     def readout_of(self, traj: Trajectory) -> torch.Tensor:
         r""":math:`\hat y` ``(B, T)`` from a trajectory's states :math:`h_1, \dots, h_T`."""
@@ -146,7 +146,7 @@ class GatedRegressor(nn.Module):
 
     def forward(self, x: torch.Tensor, states: bool = False) -> torch.Tensor:
         r""":math:`\hat y` ``(B, T)`` for ``x`` ``(B, T, D)``; with ``states``, :math:`h_0 .. h_T` ``(B, T + 1, H)``."""
-        traj = run(self.cell, x, gates=False)
+        traj = run_cell(self.cell, x, gates=False)
         return traj.h if states else self.readout_of(traj)
 
 

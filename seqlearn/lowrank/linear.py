@@ -34,7 +34,7 @@ from .linear_network import (
 from .linear_protocols import protocol_adam, protocol_gd, protocol_label_noise
 from .linear_steps import exact_step, visible_step
 from .linear_task import FilterTask, filter_loss, filter_task, solution_set
-from .linear_training import Phase, Trajectory, adam_vectors, gd_overlaps, gd_vectors, task_phases
+from .linear_training import OverlapTrajectory, Phase, adam_vectors, gd_overlaps, gd_vectors, task_phases
 
 __all__ = [
     "FilterTask",
@@ -56,7 +56,7 @@ __all__ = [
     "equivalent_vectors",
     "Phase",
     "task_phases",
-    "Trajectory",
+    "OverlapTrajectory",
     "gd_overlaps",
     "gd_vectors",
     "adam_vectors",

@@ -2,7 +2,7 @@ r"""The paper's A-B-A experiments on the linear rank-1 network.
 
 :func:`protocol_gd` (gradient descent in overlap space), :func:`protocol_label_noise` (task A, then
 task A with label noise at twice the rate) and :func:`protocol_adam` (Adam on the vectors), each a
-:class:`~seqlearn.lowrank.linear_training.Trajectory` whose ``ends`` mark the phases.
+:class:`~seqlearn.lowrank.linear_training.OverlapTrajectory` whose ``ends`` mark the phases.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .linear_task import filter_task
-from .linear_training import Phase, Trajectory, adam_vectors, gd_overlaps, task_phases
+from .linear_training import OverlapTrajectory, Phase, adam_vectors, gd_overlaps, task_phases
 
 __all__ = ["protocol_gd", "protocol_label_noise", "protocol_adam"]
 
@@ -25,7 +25,7 @@ def protocol_gd(
     dt: float = 0.05,
     T: int = 400,
     progress: bool = False,
-) -> Trajectory:
+) -> OverlapTrajectory:
     """A-B-A(-B-A...) by gradient descent in overlap space (:func:`gd_overlaps`); ``ends`` marks the phases."""
     return gd_overlaps(sigma0, task_phases(c_stars, epochs, dt=dt, T=T), eta=eta, method=method, progress=progress)
 
@@ -41,7 +41,7 @@ def protocol_label_noise(
     T: int = 400,
     rng=None,
     progress: bool = False,
-) -> Trajectory:
+) -> OverlapTrajectory:
     r"""Task A for ``epochs[0]``, then ``epochs[1]`` with label noise ``noise`` at learning rate :math:`2N\eta`.
 
     Exact map (:func:`exact_step`) with the noisy target's gradient; ``loss`` is the clean loss.
@@ -62,7 +62,7 @@ def protocol_adam(
     gradient: str = "overlaps",
     device=None,
     progress: bool = False,
-) -> Trajectory:
+) -> OverlapTrajectory:
     """A-B-A-B-A by Adam on the vectors ``theta0`` (..., 4, N) (:func:`adam_vectors`); ``ends`` marks the phases."""
     phases = task_phases(c_stars, epochs, dt=dt, T=T)
     return adam_vectors(theta0, phases, lr=lr, gradient=gradient, device=device, progress=progress)

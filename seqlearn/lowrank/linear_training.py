@@ -3,7 +3,7 @@ r"""Training the linear rank-1 network: phases of tasks, gradient descent and Ad
 :func:`gd_overlaps` runs one of the three learning maps in overlap space (the exact map, the
 Euler ODE, plain descent on the visible overlaps), :func:`gd_vectors` gradient descent and
 :func:`adam_vectors` Adam on the vectors, each over a list of :class:`Phase` (a task, a number of
-epochs, optional label noise and a learning-rate factor), and each returns a :class:`Trajectory`.
+epochs, optional label noise and a learning-rate factor), and each returns a :class:`OverlapTrajectory`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .linear_steps import exact_step, visible_step
 from .linear_task import FilterTask, filter_loss, filter_task
 from .overlaps import ode_step
 
-__all__ = ["Phase", "task_phases", "Trajectory", "gd_overlaps", "gd_vectors", "adam_vectors"]
+__all__ = ["Phase", "task_phases", "OverlapTrajectory", "gd_overlaps", "gd_vectors", "adam_vectors"]
 
 _STEPS = {"map": exact_step, "ode": ode_step, "visible": visible_step}
 
@@ -46,11 +46,14 @@ def task_phases(c_stars: Sequence[float], epochs: Sequence[int], *, dt: float = 
 
 
 @dataclass(frozen=True)
-class Trajectory:
-    """A training run of E epochs: overlaps ``sigma`` (E+1, ..., 10) at the start and after each
-    epoch, and ``loss`` (E+1, ...) there on the clean target of the phase just trained (the first
-    phase's at the start); ``sigma[ends[i]]`` is the state at the end of phase i; ``theta``
-    (..., 4, N) the final vectors of a run on vectors."""
+class OverlapTrajectory:
+    """The record of a training run in overlap space (not a network's states over time).
+
+    A run of E epochs: overlaps ``sigma`` (E+1, ..., 10) at the start and after each epoch, and
+    ``loss`` (E+1, ...) there on the clean target of the phase just trained (the first phase's at
+    the start); ``sigma[ends[i]]`` is the state at the end of phase i; ``theta`` (..., 4, N) the
+    final vectors of a run on vectors.
+    """
 
     sigma: np.ndarray
     loss: np.ndarray
@@ -77,12 +80,12 @@ def _train(state, phases: Sequence[Phase], step, sigma_of, rng, progress: bool):
                 loss.append(latent_loss(sigma[-1], task))
                 bar.update()
             ends.append(len(sigma) - 1)
-    return Trajectory(np.array(sigma), np.array(loss), tuple(ends)), state
+    return OverlapTrajectory(np.array(sigma), np.array(loss), tuple(ends)), state
 
 
 def gd_overlaps(
     sigma0, phases: Sequence[Phase], *, eta: float = 5e-3, method: str = "map", rng=None, progress: bool = False
-) -> Trajectory:
+) -> OverlapTrajectory:
     r"""Gradient descent in overlap space: ``method`` "map" (:func:`exact_step`, equal to GD on the
     vectors), "ode" (the Euler ODE) or "visible" (:func:`visible_step`), at rate ``eta`` from ``sigma0`` (..., 10)."""
     step_fn = _STEPS[choice(method, "method", _STEPS)]
@@ -109,7 +112,7 @@ def gd_vectors(
     gradient: str = "overlaps",
     rng=None,
     progress: bool = False,
-) -> Trajectory:
+) -> OverlapTrajectory:
     r"""Gradient descent on the vectors ``theta0`` (..., 4, N) with learning rate :math:`N\eta`:
     :math:`\theta \leftarrow \theta - N\eta\, \partial L/\partial\theta`.
 
@@ -136,7 +139,7 @@ def adam_vectors(
     device=None,
     rng=None,
     progress: bool = False,
-) -> Trajectory:
+) -> OverlapTrajectory:
     """Adam (torch, default betas) on the vectors ``theta0`` (..., 4, N) with the unscaled learning rate ``lr``.
 
     One optimizer for the whole run, so its moment estimates carry over from phase to phase.
