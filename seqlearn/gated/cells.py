@@ -191,6 +191,17 @@ class LSTMCell(_GatedCell):
     W_ih : Parameter, shape ``(4H, D)``, rows :math:`[W_{ii}; W_{if}; W_{ig}; W_{io}]`
     W_hh : Parameter, shape ``(4H, H)``, rows :math:`[W_{hi}; W_{hf}; W_{hg}; W_{ho}]`
     b_ih, b_hh : Parameter, shape ``(4H,)``, same order
+
+    Examples
+    --------
+    >>> cell = LSTMCell(2, 3, seed=0, dtype=torch.float64)
+    >>> ref = torch.nn.LSTMCell(2, 3, dtype=torch.float64)
+    >>> weights = {"weight_ih": cell.W_ih, "weight_hh": cell.W_hh, "bias_ih": cell.b_ih, "bias_hh": cell.b_hh}
+    >>> _ = ref.load_state_dict(weights)
+    >>> x = torch.ones(4, 2, dtype=torch.float64)  # a batch of 4 inputs of size D = 2
+    >>> h, c = cell(x)
+    >>> tuple(h.shape), torch.allclose(h, ref(x)[0]), torch.allclose(c, ref(x)[1])
+    ((4, 3), True, True)
     """
 
     n_gates = 4

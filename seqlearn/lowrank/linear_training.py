@@ -87,7 +87,19 @@ def gd_overlaps(
     sigma0, phases: Sequence[Phase], *, eta: float = 5e-3, method: str = "map", rng=None, progress: bool = False
 ) -> OverlapTrajectory:
     r"""Gradient descent in overlap space: ``method`` "map" (:func:`exact_step`, equal to GD on the
-    vectors), "ode" (the Euler ODE) or "visible" (:func:`visible_step`), at rate ``eta`` from ``sigma0`` (..., 10)."""
+    vectors), "ode" (the Euler ODE) or "visible" (:func:`visible_step`), at rate ``eta`` from ``sigma0`` (..., 10).
+
+    Examples
+    --------
+    >>> from seqlearn.lowrank.linear_network import random_vectors
+    >>> from seqlearn.lowrank.overlaps import overlaps
+    >>> sigma0 = overlaps(*random_vectors(200, rng=0))  # (10,)
+    >>> traj = gd_overlaps(sigma0, task_phases([0.2], [20], T=100), eta=5e-3)
+    >>> traj.sigma.shape, traj.loss.shape, traj.ends
+    ((21, 10), (21,), (20,))
+    >>> bool(traj.loss[-1] < traj.loss[0])
+    True
+    """
     step_fn = _STEPS[choice(method, "method", _STEPS)]
     eta = real(eta, "eta", low=0.0)
 

@@ -555,6 +555,19 @@ def parse_arpa(file) -> BackoffTables:
     word that is not a unigram, a k-gram whose context is not listed, an n-gram listed
     twice, or a byte that is not UTF-8. The vocabulary is that of the unigrams
     (``<unk>``, ``<s>``, ``</s>`` first; a special missing from the file has probability 0).
+
+    Examples
+    --------
+    >>> import io
+    >>> from seqlearn.ngram import ModifiedKneserNey
+    >>> model = ModifiedKneserNey(2, discounts=(0.5, 1, 1.5)).fit([["a", "b"], ["b", "a", "b"]])
+    >>> text = io.StringIO()
+    >>> model.to_arpa(text)
+    >>> tables = parse_arpa(io.StringIO(text.getvalue()))
+    >>> tables.order, tables.vocab.itos
+    (2, ['<unk>', '<s>', '</s>', 'b', 'a'])
+    >>> round(10 ** tables.entries()[("a", "b")][0], 4)  # P(b | a), listed
+    0.6625
     """
     _keep_freed_memory()
     reader = _Reader(str(file) if isinstance(file, (str, os.PathLike)) else "the ARPA text")

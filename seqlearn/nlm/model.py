@@ -102,6 +102,16 @@ class BengioNLM(nn.Module):
     The parameter names are those of the paper's equations; :attr:`n_parameters` counts them
     (:func:`bengio_parameter_count` gives the closed form). The initialisation is described
     in :meth:`reset_parameters`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> model = BengioNLM(vocab_size=10, order=3, embedding_dim=4, hidden_size=8, seed=0)
+    >>> model.n_parameters == bengio_parameter_count(10, 3, 4, 8)
+    True
+    >>> logits = model(torch.tensor([[1, 2], [3, 4]]))  # two contexts of n - 1 = 2 token ids
+    >>> tuple(logits.shape)
+    (2, 10)
     """
 
     def __init__(

@@ -157,6 +157,18 @@ class EchoStateNetwork:
     ----------
     W : ``(N, N)``; W_in : ``(N, d)``; b : ``(N,)`` (NumPy arrays)
     W_out_ : ``(m, 1 + d + N)`` (or ``(m, 1 + N)``), set by :meth:`fit`.
+
+    Examples
+    --------
+    One-step prediction of a sine wave:
+
+    >>> from seqlearn.reservoir import nrmse
+    >>> u = np.sin(0.3 * np.arange(400))[:, None]  # (T, d)
+    >>> esn = EchoStateNetwork(1, 50, washout=50, seed=0).fit(u[:-1], u[1:])
+    >>> esn.W_out_.shape  # (m, 1 + d + N)
+    (1, 52)
+    >>> bool(nrmse(u[1:], esn.predict(u[:-1])) < 0.1)
+    True
     """
 
     def __init__(

@@ -197,6 +197,16 @@ def elman_forward(x, h0, W_hh, W_xh, b_h, W_hy, b_y, phi: str = "tanh") -> tuple
     -------
     h : (T, H) or (B, T, H), the states :math:`h_1, \dots, h_T` (not :math:`h_0`)
     y : (T, O) or (B, T, O), the outputs :math:`y_1, \dots, y_T`
+
+    Examples
+    --------
+    A linear unit with :math:`W_{hh} = 0.5` halves an impulse at every step:
+
+    >>> x = np.array([[1.0], [0.0], [0.0]])  # T = 3 steps of D = 1
+    >>> one = np.eye(1)
+    >>> h, y = elman_forward(x, np.zeros(1), 0.5 * one, one, np.zeros(1), 2 * one, np.zeros(1), phi="linear")
+    >>> h[:, 0], y[:, 0]  # h_t = 0.5 h_{t-1} + x_t, y_t = 2 h_t
+    (array([1.  , 0.5 , 0.25]), array([2. , 1. , 0.5]))
     """
     x, h0, W_hh, W_xh, b_h, batched = _check_rnn(x, h0, W_hh, W_xh, b_h)
     W_hy, b_y = _check_readout(W_hy, b_y, W_hh.shape[0])
