@@ -133,6 +133,7 @@ LIGHT = [
     "seqlearn.learnability.stable",
     "seqlearn.learnability.window",
     "seqlearn.lowrank",
+    "seqlearn.attention",
 ]
 HEAVY = ("scipy", "torch", "seqlearn.grading")
 

@@ -39,6 +39,11 @@ EXPECTED = [
     ("draw_echo_state_network", {"N": 10}, ["$u_t$", "$y_t$", "$W_{in}$ (fixed)"]),
     ("draw_leaky_gated_cell", {"ell": 2}, ["$s_t$", r"$\lambda_t = 1 - s_t$", "$h_{t-2}$", r"$\lambda^{(q)}_{t-1}$"]),
     ("draw_lowrank_network", {}, ["$x_t$", "$f_t$", "input vector $m$", "$u$", "$v$", r"$v^\top h_t / N$"]),
+    (
+        "draw_attention_lookup",
+        {"T": 5, "subject": 2},
+        ["$h_0$", "$h_5$", "$q_5$", "$k_1, v_1$", "$a_{52}$", "$W_{hh}$"],
+    ),
 ]
 
 # function, keyword arguments that must be refused with ValueError
@@ -52,6 +57,8 @@ BAD = [
     ("draw_bptt_graph", {"T": 0}),
     ("draw_echo_state_network", {"N": 2}),
     ("draw_leaky_gated_cell", {"ell": 0}),
+    ("draw_attention_lookup", {"T": 2}),
+    ("draw_attention_lookup", {"T": 5, "subject": 5}),
 ]
 
 
@@ -116,3 +123,12 @@ def test_the_reservoir_is_the_same_for_the_same_seed():
         return n
 
     assert arrows(3) == arrows(3)
+
+
+def test_the_attention_lookup_reaches_every_earlier_position_in_one_step():
+    fig = diagrams.draw_attention_lookup(T=6, subject=2)
+    texts = [_plain(t.get_text()) for t in fig.findobj(Text)]
+    widths = sorted(a.get_linewidth() for a in fig.findobj(FancyArrowPatch))
+    plt.close(fig)
+    assert texts.count("$W_{hh}$") == 6 and sum(t.startswith("$k_") for t in texts) == 6
+    assert widths[-1] > 2 * widths[0] and widths.count(widths[-1]) == 1, "one heavy arrow: the subject's"

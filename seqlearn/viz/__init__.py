@@ -6,6 +6,7 @@ functions (:mod:`seqlearn.viz.diagrams`) draw the course's models as boxes and a
 """
 
 from .diagrams import (
+    draw_attention_lookup,
     draw_bptt_graph,
     draw_echo_state_network,
     draw_gru_cell,
@@ -40,4 +41,5 @@ __all__ = [
     "draw_echo_state_network",
     "draw_leaky_gated_cell",
     "draw_lowrank_network",
+    "draw_attention_lookup",
 ]

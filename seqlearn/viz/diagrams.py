@@ -24,6 +24,7 @@ __all__ = [
     "draw_echo_state_network",
     "draw_leaky_gated_cell",
     "draw_lowrank_network",
+    "draw_attention_lookup",
 ]
 
 BLUE, ORANGE, GREEN, PINK, YELLOW, GREY = PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3], PALETTE[4], "#777777"
@@ -681,5 +682,62 @@ def draw_lowrank_network():
         "invisible $R$: $\\sigma_{mm}, \\sigma_{mu}, \\sigma_{uu}$",
         fontsize=10,
         color=GREY,
+    )
+    return fig
+
+
+# --------------------------------------------------------------------------- Chapter 7
+
+
+def draw_attention_lookup(T: int = 6, subject: int = 1):
+    r"""Memory by state against memory by lookup: the RNN's chain above, one attention query below.
+
+    Above, the Elman network of Chapter 3: the inputs :math:`x_1 .. x_T` enter the states
+    :math:`h_1 .. h_T`, and whatever reaches step :math:`T` from step ``subject`` passes through
+    every :math:`W_{hh}` arrow between them. Below, causal self-attention: the query :math:`q_T` of
+    the last position scores the keys :math:`k_s` of every position :math:`s \le T` at once and
+    reads their values with the weights :math:`a_{Ts}`; the arrow from position ``subject`` (the
+    subject of a sentence, say) is drawn heavy, one step long whatever the distance.
+
+    Parameters
+    ----------
+    T : int
+        The number of positions drawn, 3 to 8.
+    subject : int
+        The position whose arrow is highlighted, 1 to ``T - 1``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    T = _check_int("T", T, 3, 8)
+    subject = _check_int("subject", subject, 1, T - 1)
+    fig, ax = _canvas(1.6 * T + 1.4, 7.4)
+    previous = _node(ax, (0.7, 5.6), "$h_0$", color=GREY)
+    for t in range(1, T + 1):
+        x = 0.7 + 1.6 * t
+        h = _node(ax, (x, 5.6), rf"$h_{{{t}}}$", color=BLUE)
+        _arrow(ax, _node(ax, (x, 4.4), rf"$x_{{{t}}}$", color=GREEN), h)
+        _arrow(ax, previous, h, "$W_{hh}$", offset=(0, 0.22), fontsize=9, color=PINK if t > subject else "k")
+        previous = h
+    ax.text(
+        0.2,
+        6.9,
+        rf"by state: step {subject} reaches step {T} through {T - subject} products with $W_{{hh}}$",
+        fontsize=10,
+    )
+    query = _node(ax, (0.7 + 1.6 * T, 2.6), rf"$q_{{{T}}}$", color=ORANGE)
+    for s in range(1, T + 1):
+        key = _node(ax, (0.7 + 1.6 * s, 0.7), rf"$k_{{{s}}}, v_{{{s}}}$", color=GREEN, width=1.1)
+        heavy = s == subject
+        arrow = _arrow(ax, key, query, rf"$a_{{{T}{s}}}$" if heavy or s == T else None, color=PINK if heavy else GREY,
+                       rad=-0.15 if s < T else 0.0, offset=(0, 0.35) if heavy else (0.3, 0))  # fmt: skip
+        arrow.set_linewidth(2.6 if heavy else 1.0)
+    ax.text(
+        0.2,
+        3.6,
+        rf"by lookup: $c_{{{T}}} = \sum_{{s \leq {T}}} a_{{{T}s}}\, v_s$,   "
+        rf"$a_{{{T}s}} = \mathrm{{softmax}}_s(q_{{{T}}}^\top k_s / \sqrt{{d_k}})$: one step from any $s$",
+        fontsize=10,
     )
     return fig
