@@ -427,7 +427,7 @@ def test_numbers_are_written_exactly():
 
 def parse_fixed_point(texts: list[str]):
     """``_fixed_point`` on the tokens ``texts``, laid out as the reader lays out a block."""
-    from seqlearn.ngram.arpa import _fixed_point
+    from seqlearn.ngram._arpa_kernels import _fixed_point
 
     buf = np.frombuffer(b"\n" + " ".join(texts).encode() + b"\n" + bytes(8), np.uint8)
     words8 = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
