@@ -24,7 +24,14 @@ from seqlearn.learnability.matched import (
     sensitivities_along,
 )
 from seqlearn.learnability.models import ARCHITECTURES, run
-from seqlearn.learnability.pipeline import Tier2Config, diagnose, learnability_experiment
+from seqlearn.learnability.pipeline import (
+    Tier2Config,
+    diagnose,
+    learnability_experiment,
+    read_networks,
+    train_networks,
+    write_networks,
+)
 from seqlearn.learnability.task import GatedRegressor, achievable_r2, delayed_regression, r2_score
 
 TINY = Tier2Config(
@@ -330,6 +337,40 @@ def test_a_seed_trained_beside_others_is_the_seed_trained_alone():
         assert both[key].r2 == pytest.approx(d.r2, rel=1e-5)
         assert both[key].seconds["training"] > 0
     assert not np.allclose(both["lstm", 2].train_loss, both["lstm", 1].train_loss)  # each seed its own data
+
+
+def test_networks_trained_apart_and_read_back_are_diagnosed_as_if_trained_here(tmp_path):
+    archs = ("gru", "const")
+    here = learnability_experiment(archs, seeds=(0, 1), config=TINY, progress=False)
+    networks = train_networks(archs, seeds=(0, 1), config=TINY, progress=False)
+    path = write_networks(tmp_path / "networks.pt", networks, TINY, {"command": "a test"})
+    config, read, metadata = read_networks(path)
+    assert config == TINY and metadata == {"command": "a test"} and list(read) == list(networks)
+    for key, net in read.items():
+        for name, tensor in net.model.items():
+            assert torch.equal(tensor, networks[key].model[name])
+    apart = learnability_experiment(archs, seeds=(0, 1), config=config, workers=2, progress=False, networks=read)
+    assert list(apart) == list(here)
+    for key, d in here.items():
+        assert apart[key].train_loss == d.train_loss and apart[key].val_loss == d.val_loss
+        for name in ("f", "unit_mass", "mean", "alpha", "sigma", "alpha_instantaneous", "unit_terms", "N_req"):
+            np.testing.assert_array_equal(getattr(apart[key], name), getattr(d, name), err_msg=name)
+        assert apart[key].r2 == d.r2
+
+
+def test_bad_networks_are_refused(tmp_path):
+    networks = train_networks(("const",), seeds=(0,), config=TINY, progress=False)
+    with pytest.raises(ValueError, match="networks has no trained network"):
+        learnability_experiment(("const",), seeds=(0, 1), config=TINY, progress=False, networks=networks)
+    with pytest.raises(TypeError, match="config must be a Tier2Config"):
+        write_networks(tmp_path / "n.pt", networks, {"T": 16})
+    with pytest.raises(ValueError, match="non-empty"):
+        write_networks(tmp_path / "n.pt", {}, TINY)
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not a file of trained networks"):
+        read_networks(tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="exactly the fields"):
+        Tier2Config.from_dict({"T": 16})
 
 
 def test_config_a_is_the_papers_first_full_run():

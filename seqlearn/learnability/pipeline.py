@@ -20,8 +20,10 @@ architectures (in forked CPU processes where possible) and returns one :class:`D
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -36,10 +38,19 @@ from .masterlaw import MasterLawTest, master_law_test
 from .matched import matched_statistic_and_terms, random_directions, sensitivities_along
 from .models import ARCHITECTURES
 from .stable import ecf_alpha
-from .task import GatedRegressor, achievable_r2, delayed_regression, r2_score
+from .task import GatedRegressor, _adamw, achievable_r2, delayed_regression, r2_score
 from .window import learnability_window, required_samples
 
-__all__ = ["Diagnostics", "diagnose", "Tier2Config", "learnability_experiment"]
+__all__ = [
+    "Diagnostics",
+    "diagnose",
+    "Tier2Config",
+    "TrainedNetwork",
+    "learnability_experiment",
+    "train_networks",
+    "write_networks",
+    "read_networks",
+]
 
 MAX_INSTANTANEOUS = 100_000  # instantaneous samples per lag given to the ECF (the paper's subsample)
 HEAVIEST_FIRST = ("gru", "lstm", "diag", "shared", "const")  # learnability_experiment's jobs by CPU cost
@@ -284,6 +295,16 @@ class Tier2Config:
     chunk: int = 128
 
     @classmethod
+    def from_dict(cls, values: dict) -> Tier2Config:
+        """The configuration that ``dataclasses.asdict`` gave ``values`` (lists back to tuples), all fields named."""
+        if not isinstance(values, dict):
+            raise TypeError(f"config must be a dict, got {type(values).__name__}")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        if set(values) != fields:
+            raise ValueError(f"config must have exactly the fields {sorted(fields)}, got {sorted(values)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})  # type: ignore[arg-type]
+
+    @classmethod
     def config_a(cls) -> Tier2Config:
         r"""This pipeline at the sizes of the paper's configuration A: T 1024, H 128, 750 epochs, 128 lags in [4, 256].
 
@@ -318,30 +339,166 @@ class Tier2Config:
         )
 
 
-def _train_and_diagnose(
+@dataclass
+class TrainedNetwork:
+    """One trained network as :func:`diagnose` needs it: its best-validation weights, its AdamW state, its history.
+
+    ``model`` and ``optimizer`` are ``state_dict()`` s (CPU tensors) of a
+    :class:`~seqlearn.learnability.task.GatedRegressor` and of the AdamW that trained it;
+    ``seconds`` is this seed's share of its ensemble's training time.
+    """
+
+    model: dict
+    optimizer: dict
+    train_loss: list[float]
+    val_loss: list[float]
+    seconds: float
+
+
+def _task(c: Tier2Config, n: int, seed: int, u=None):
+    """``n`` sequences of the configuration's delayed regression (direction ``u``, or the seed's own)."""
+    return delayed_regression(n, c.T, c.D, c.task_lags, c.coeffs, c.noise_std, seed=seed, u=u)
+
+
+def _network(c: Tier2Config, architecture: str, seed: int, device) -> GatedRegressor:
+    """The configuration's untrained regressor of ``architecture``, initialised from ``seed``."""
+    return GatedRegressor(architecture, c.D, c.H, s0=c.s0, layernorm=c.layernorm, seed=seed, device=device)
+
+
+def _train_job(
     config: Tier2Config, architecture: str, seeds: list[int], device, progress: bool
-) -> list[Diagnostics]:
-    """One architecture, all its seeds: each seed's data, one batched training, each seed's diagnostics."""
+) -> list[TrainedNetwork]:
+    """One architecture, all its seeds: each seed's data, one batched training (:func:`.ensemble.train_ensemble`)."""
     c = config
-    task = lambda n, s, u=None: delayed_regression(  # noqa: E731
-        n, c.T, c.D, c.task_lags, c.coeffs, c.noise_std, seed=s, u=u
-    )
-    trains = [task(c.n_train, s) for s in seeds]
-    vals = [task(c.n_val, s + 10_000, train.u) for s, train in zip(seeds, trains)]
-    models = [
-        GatedRegressor(architecture, c.D, c.H, s0=c.s0, layernorm=c.layernorm, seed=s, device=device) for s in seeds
-    ]
+    trains = [_task(c, c.n_train, s) for s in seeds]
+    vals = [_task(c, c.n_val, s + 10_000, train.u) for s, train in zip(seeds, trains)]
+    models = [_network(c, architecture, s, device) for s in seeds]
     fitted = train_ensemble(
         models, trains, vals, seeds, c.epochs, c.batch_size, c.lr, c.weight_decay, c.clip, device, progress
     )
+    to_cpu = lambda state: {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in state.items()}  # noqa: E731
+    return [
+        TrainedNetwork(
+            to_cpu(model.state_dict()),
+            {**(sd := optimizer.state_dict()), "state": {i: to_cpu(st) for i, st in sd["state"].items()}},
+            list(history.train_loss),
+            list(history.val_loss),
+            history.seconds / len(seeds),
+        )
+        for model, (history, optimizer) in zip(models, fitted)
+    ]
+
+
+def _diagnose_job(
+    config: Tier2Config, architecture: str, seeds: list[int], networks: list[TrainedNetwork], device, progress: bool
+) -> list[Diagnostics]:
+    """Each seed's trained network restored and diagnosed on its own diagnostic sequences."""
+    c = config
     results = []
-    for s, train, model, (history, optimizer) in zip(seeds, trains, models, fitted):
-        diag = task(c.n_diag, s + 20_000, train.u)
+    for s, net in zip(seeds, networks):
+        model = _network(c, architecture, s, device)
+        model.load_state_dict(net.model)
+        optimizer = _adamw(model.parameters(), c.lr, c.weight_decay)
+        optimizer.load_state_dict(net.optimizer)
+        diag = _task(c, c.n_diag, s + 20_000, _task(c, c.n_train, s).u)
         result = diagnose(model, optimizer, diag, c.lags, c.K, eps=c.eps, seed=s, chunk=c.chunk, progress=progress)
-        result.train_loss, result.val_loss = history.train_loss, history.val_loss
-        result.seconds["training"] = history.seconds / len(seeds)  # this seed's share of the batched training
+        result.train_loss, result.val_loss = list(net.train_loss), list(net.val_loss)
+        result.seconds["training"] = net.seconds
         results.append(result)
     return results
+
+
+def _train_and_diagnose(
+    config: Tier2Config, architecture: str, seeds: list[int], device, progress: bool
+) -> list[Diagnostics]:
+    """One architecture, all its seeds: trained as one ensemble, then each seed diagnosed."""
+    networks = _train_job(config, architecture, seeds, device, progress)
+    return _diagnose_job(config, architecture, seeds, networks, device, progress)
+
+
+def _checked_runs(config, architectures, seeds, workers) -> tuple[Tier2Config, list[str], list[int], int]:
+    """The experiment's arguments, checked: a Tier2Config, known architectures, distinct seeds, workers >= 1."""
+    config = config or Tier2Config()
+    if not isinstance(config, Tier2Config):
+        raise TypeError(f"config must be a Tier2Config, got {type(config).__name__}")
+    architectures = list(dict.fromkeys(choice(a, "architecture", ARCHITECTURES) for a in architectures))
+    seeds = [int(s) for s in int_array(seeds, "seeds", ndim=1, low=0)]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
+    return config, architectures, seeds, integer(workers, "workers", low=1)
+
+
+def _map_jobs(architectures, seeds, workers: int, job, device, progress: bool) -> dict:
+    """``{(architecture, seed): result}`` of ``job(architecture, its_seeds, progress)``, in workers, heaviest first.
+
+    One job per architecture; when the architectures do not divide evenly among the workers, the
+    cheapest one's seeds are jobs of their own, which fill the last round.
+    """
+    from tqdm.auto import tqdm
+
+    jobs = [(a, seeds) for a in sorted(architectures, key=HEAVIEST_FIRST.index)]
+    if workers > 1 and len(seeds) > 1 and len(jobs) % workers:
+        cheapest, _ = jobs.pop()
+        jobs += [(cheapest, [s]) for s in seeds]
+    inner = progress and workers == 1
+    sizes = iter([len(job_seeds) for _, job_seeds in jobs])  # map_in_workers reports the jobs in order
+    with tqdm(total=len(architectures) * len(seeds), disable=not progress, desc="runs") as bar:
+        results = map_in_workers(
+            lambda a, job_seeds: job(a, job_seeds, inner), jobs, workers, lambda: bar.update(next(sizes)), device
+        )
+    found = {(a, s): d for (a, job_seeds), done in zip(jobs, results) for s, d in zip(job_seeds, done)}
+    return {(a, s): found[a, s] for s in seeds for a in architectures}
+
+
+def train_networks(
+    architectures=ARCHITECTURES,
+    seeds=(0,),
+    config: Tier2Config | None = None,
+    workers: int = 1,
+    device=None,
+    progress: bool = True,
+) -> dict[tuple[str, int], TrainedNetwork]:
+    r"""Train each architecture for each seed, as :func:`learnability_experiment` does, without the diagnostics.
+
+    Returns ``{(architecture, seed): TrainedNetwork}``, which :func:`learnability_experiment`
+    (``networks=``) diagnoses exactly as if it had trained them itself, and :func:`write_networks`
+    keeps in a file.
+    """
+    config, architectures, seeds, workers = _checked_runs(config, architectures, seeds, workers)
+    device = resolve_device(device)
+    job = lambda a, job_seeds, inner: _train_job(config, a, job_seeds, device, inner)  # noqa: E731
+    return _map_jobs(architectures, seeds, workers, job, device, progress)
+
+
+def write_networks(path, networks: dict[tuple[str, int], TrainedNetwork], config: Tier2Config, metadata=None) -> Path:
+    """Write :func:`train_networks`' result and its configuration to ``path`` (:func:`torch.save`); returns the path."""
+    if not isinstance(config, Tier2Config):
+        raise TypeError(f"config must be a Tier2Config, got {type(config).__name__}")
+    if not networks or not all(isinstance(n, TrainedNetwork) for n in networks.values()):
+        raise ValueError("networks must be a non-empty {(architecture, seed): TrainedNetwork} from train_networks")
+    document = {
+        "config": asdict(config),
+        "metadata": dict(metadata or {}),
+        "networks": [{"architecture": a, "seed": int(s), **asdict(net)} for (a, s), net in networks.items()],
+    }
+    path = Path(path)
+    torch.save(document, path)
+    return path
+
+
+def read_networks(path) -> tuple[Tier2Config, dict[tuple[str, int], TrainedNetwork], dict]:
+    """``(config, networks, metadata)`` from a file :func:`write_networks` wrote (tensors only: no code is loaded)."""
+    document = torch.load(Path(path), map_location="cpu", weights_only=True)
+    if not isinstance(document, dict) or set(document) != {"config", "metadata", "networks"}:
+        raise ValueError(f"{path}: not a file of trained networks (write_networks writes config, metadata, networks)")
+    config = Tier2Config.from_dict(document["config"])
+    networks = {
+        (n["architecture"], int(n["seed"])): TrainedNetwork(
+            n["model"], n["optimizer"], list(n["train_loss"]), list(n["val_loss"]), float(n["seconds"])
+        )
+        for n in document["networks"]
+    }
+    return config, networks, document["metadata"]
 
 
 def learnability_experiment(
@@ -351,6 +508,7 @@ def learnability_experiment(
     workers: int = 1,
     device=None,
     progress: bool = True,
+    networks: dict[tuple[str, int], TrainedNetwork] | None = None,
 ) -> dict[tuple[str, int], Diagnostics]:
     r"""Train and diagnose each architecture for each seed: ``{(architecture, seed): Diagnostics}``.
 
@@ -362,32 +520,19 @@ def learnability_experiment(
     the CPU; elsewhere one after the other): the same results, each job seeded on its own. When the
     architectures do not divide evenly among the workers, the cheapest one's seeds are jobs of
     their own, which fill the last round. A result's ``seconds["training"]`` is its seed's share
-    of its ensemble's training time.
+    of its ensemble's training time. With ``networks`` (from :func:`train_networks` or
+    :func:`read_networks`, trained with this ``config``) nothing is trained: those networks are
+    diagnosed, with the same results as if they had been trained here.
     """
-    from tqdm.auto import tqdm
-
-    config = config or Tier2Config()
-    if not isinstance(config, Tier2Config):
-        raise TypeError(f"config must be a Tier2Config, got {type(config).__name__}")
-    architectures = list(dict.fromkeys(choice(a, "architecture", ARCHITECTURES) for a in architectures))
-    seeds = [int(s) for s in int_array(seeds, "seeds", ndim=1, low=0)]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
-    workers = integer(workers, "workers", low=1)
+    config, architectures, seeds, workers = _checked_runs(config, architectures, seeds, workers)
     device = resolve_device(device)
-    jobs = [(a, seeds) for a in sorted(architectures, key=HEAVIEST_FIRST.index)]
-    if workers > 1 and len(seeds) > 1 and len(jobs) % workers:
-        cheapest, _ = jobs.pop()
-        jobs += [(cheapest, [s]) for s in seeds]
-    inner = progress and workers == 1
-    sizes = iter([len(job_seeds) for _, job_seeds in jobs])  # map_in_workers reports the jobs in order
-    with tqdm(total=len(architectures) * len(seeds), disable=not progress, desc="runs") as bar:
-        results = map_in_workers(
-            lambda a, job_seeds: _train_and_diagnose(config, a, job_seeds, device, inner),
-            jobs,
-            workers,
-            lambda: bar.update(next(sizes)),
-            device,
+    if networks is None:
+        job = lambda a, job_seeds, inner: _train_and_diagnose(config, a, job_seeds, device, inner)  # noqa: E731
+    else:
+        missing = [(a, s) for a in architectures for s in seeds if (a, s) not in networks]
+        if missing:
+            raise ValueError(f"networks has no trained network for {missing}")
+        job = lambda a, job_seeds, inner: _diagnose_job(  # noqa: E731
+            config, a, job_seeds, [networks[a, s] for s in job_seeds], device, inner
         )
-    found = {(a, s): d for (a, job_seeds), done in zip(jobs, results) for s, d in zip(job_seeds, done)}
-    return {(a, s): found[a, s] for s in seeds for a in architectures}
+    return _map_jobs(architectures, seeds, workers, job, device, progress)
