@@ -15,8 +15,10 @@ One subpackage per chapter:
   its closed forms, the five gated architectures and their transport factors.
 * :mod:`seqlearn.lowrank` (Chapter 6): learning in low-rank RNNs seen in overlap space: linear
   and erf networks, their latent models, the flip-flop and twin-memory experiments.
+* :mod:`seqlearn.attention` (Chapter 7, the epilogue): causal self-attention and a small attention
+  language model, raced against the Elman network and the GRU on long-distance agreement.
 
-Shared parts: :mod:`seqlearn.data` (vocabularies, synthetic corpora, downloads),
+Shared parts: :mod:`seqlearn.data` (vocabularies, synthetic corpora, long-distance agreement, downloads),
 :mod:`seqlearn.tasks` (synthetic sequence tasks), :mod:`seqlearn.losses` (the masked loss),
 :mod:`seqlearn.training` (one training loop), :mod:`seqlearn.lm` (one evaluation of every
 language model: perplexity, the agreement scorer, the training history), :mod:`seqlearn.gradcheck` (finite-difference

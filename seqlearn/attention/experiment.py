@@ -174,13 +174,13 @@ def agreement_race(
 
 
 def attention_map(model: AttentionLM, vocab: Vocab, tokens: Sequence[str], layer: int = -1) -> np.ndarray:
-    r"""The weights :math:`a_{ts}` of one layer of ``model`` on the sentence ``<s> tokens``.
+    r"""The weights :math:`a^{(j)}_{ts}` of every head of one layer of ``model`` on the sentence ``<s> tokens``.
 
     Returns
     -------
-    numpy.ndarray, float64, shape ``(T, T)``
-        Row :math:`t` is where position :math:`t` (``<s>`` is position 0) looks; it sums to 1
-        over :math:`s \le t`.
+    numpy.ndarray, float64, shape ``(n_h, T, T)``
+        ``[j, t]`` is where head :math:`j` looks from position :math:`t` (``<s>`` is position 0);
+        it sums to 1 over :math:`s \le t`.
     """
     if not isinstance(model, AttentionLM):
         raise TypeError(f"model must be an AttentionLM, got {type(model).__name__}")

@@ -19,19 +19,21 @@ and adds the looked-up context back to the input (a residual connection),
 .. math::
     c_t = \sum_{s \le t} a_{ts} v_s, \qquad x'_t = x_t + W_O c_t .
 
-After the last layer a position-wise tanh layer (also residual) and the output layer give the
+A layer may have several heads, each with its own :math:`W_Q, W_K, W_V` and weights, their contexts
+side by side before :math:`W_O` (Vaswani et al. 2017): one head can track the local grammar while
+another looks far back. After the last layer a position-wise tanh layer (also residual) and the output layer give the
 logits of the next token, :math:`y_t = W_{xy} x_t + b_y`. Nothing is carried from step to step:
 every position reads the whole prefix afresh, at a cost of :math:`T^2` dot products per layer.
 
-* :class:`CausalSelfAttention`: one single-head causal attention layer, returning the weights
-  :math:`a_{ts}` beside its output;
+* :class:`CausalSelfAttention`: one causal attention layer of one or more heads, returning the
+  weights :math:`a_{ts}` of each head beside its output;
 * :class:`AttentionLM`: embeddings, ``n_layers`` attention layers and the output; a
   :class:`~seqlearn.rnn.model.RecurrentLM` in the sense of reading whole sentences from nothing,
   so :func:`seqlearn.rnn.train_rnn_lm` trains it and :mod:`seqlearn.lm` evaluates it (perplexity,
   agreement) with the same code as the Elman and gated networks.
 
-The constructors follow torch's names where they exist (``embedding_dim`` is the width
-:math:`D`, ``num_heads`` is not needed: one head); the parameters keep the chapter's letters
+The constructors follow the course's names (``embedding_dim`` is the width :math:`D`, ``n_heads``
+torch's ``num_heads``); the parameters keep the chapter's letters
 (``W_Q``, ``W_K``, ``W_V``, ``W_O``).
 """
 
@@ -63,52 +65,69 @@ def _check_inputs(x, D: int) -> None:
 
 
 class CausalSelfAttention(nn.Module):
-    r"""One head of causal scaled dot-product self-attention: :math:`W_O c_t`, :math:`c_t = \sum_{s \le t} a_{ts} v_s`.
+    r"""Causal scaled dot-product self-attention with :math:`n_h` heads: :math:`W_O [c^{(1)}_t; \dots; c^{(n_h)}_t]`.
+
+    Head :math:`j` has its own :math:`W_Q^{(j)}, W_K^{(j)}, W_V^{(j)}` (rows :math:`j d_k` to
+    :math:`(j+1) d_k - 1` of ``W_Q``, ``W_K``, ``W_V``) and its own weights :math:`a^{(j)}_{ts}`, so two
+    heads can look at different positions; their contexts are concatenated and mapped back by
+    :math:`W_O`. With one head this is the layer of the module docstring.
 
     Parameters
     ----------
     embedding_dim : int
         :math:`D`, the width of the inputs and of the output.
+    n_heads : int
+        :math:`n_h \ge 1`.
     key_dim : int, optional
-        :math:`d_k`, the size of queries, keys and values (default :math:`D`).
+        :math:`d_k`, the size of each head's queries, keys and values (default :math:`D / n_h`,
+        which must then be whole).
     seed : int, optional
         Seed of the initial weights (uniform in :math:`\pm 1/\sqrt{\text{fan-in}}`, like ``nn.Linear``).
 
     Attributes
     ----------
-    W_Q, W_K, W_V : Parameter ``(d_k, D)``; b_Q, b_K, b_V : Parameter ``(d_k,)`` (zero at the start);
-    W_O : Parameter ``(D, d_k)``
+    W_Q, W_K, W_V : Parameter ``(n_h d_k, D)``; b_Q, b_K, b_V : Parameter ``(n_h d_k,)`` (zero at the start);
+    W_O : Parameter ``(D, n_h d_k)``
     """
 
-    def __init__(self, embedding_dim: int, key_dim: int | None = None, seed: int | None = None):
+    def __init__(self, embedding_dim: int, n_heads: int = 1, key_dim: int | None = None, seed: int | None = None):
         super().__init__()
         self.embedding_dim = D = integer(embedding_dim, "embedding_dim D", low=1)
-        self.key_dim = d_k = D if key_dim is None else integer(key_dim, "key_dim d_k", low=1)
+        self.n_heads = n_h = integer(n_heads, "n_heads", low=1)
+        if key_dim is None and D % n_h:
+            raise ValueError(f"embedding_dim D = {D} is not a multiple of n_heads = {n_h}: give key_dim")
+        self.key_dim = d_k = D // n_h if key_dim is None else integer(key_dim, "key_dim d_k", low=1)
         g = torch_generator(seed)
 
         def uniform(rows: int, cols: int) -> nn.Parameter:
             return nn.Parameter((2 * torch.rand(rows, cols, generator=g) - 1) / math.sqrt(cols))
 
-        self.W_Q, self.W_K, self.W_V = uniform(d_k, D), uniform(d_k, D), uniform(d_k, D)
-        self.W_O = uniform(D, d_k)
-        self.b_Q, self.b_K, self.b_V = (nn.Parameter(torch.zeros(d_k)) for _ in range(3))
+        self.W_Q, self.W_K, self.W_V = uniform(n_h * d_k, D), uniform(n_h * d_k, D), uniform(n_h * d_k, D)
+        self.W_O = uniform(D, n_h * d_k)
+        self.b_Q, self.b_K, self.b_V = (nn.Parameter(torch.zeros(n_h * d_k)) for _ in range(3))
 
     def extra_repr(self) -> str:
-        return f"embedding_dim={self.embedding_dim}, key_dim={self.key_dim}"
+        return f"embedding_dim={self.embedding_dim}, n_heads={self.n_heads}, key_dim={self.key_dim}"
+
+    def _heads(self, x: torch.Tensor, W: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """``x @ W.T + b`` split into the heads: ``(B, n_h, T, d_k)``."""
+        B, T, _ = x.shape
+        return (x @ W.T + b).view(B, T, self.n_heads, self.key_dim).transpose(1, 2)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        r"""The layer's output :math:`W_O c_t` ``(B, T, D)`` and the weights :math:`a_{ts}` ``(B, T, T)``.
+        r"""The layer's output ``(B, T, D)`` and the weights :math:`a^{(j)}_{ts}` ``(B, n_h, T, T)``.
 
-        Row :math:`t` of the weights sums to 1 over :math:`s \le t` and is 0 for :math:`s > t`.
+        Row :math:`t` of each head's weights sums to 1 over :math:`s \le t` and is 0 for :math:`s > t`.
         """
         _check_inputs(x, self.embedding_dim)
-        q = x @ self.W_Q.T + self.b_Q  # (B, T, d_k), and so are k and v
-        k = x @ self.W_K.T + self.b_K
-        v = x @ self.W_V.T + self.b_V
-        scores = q @ k.transpose(1, 2) / math.sqrt(self.key_dim)  # (B, T, T): q_t . k_s / sqrt(d_k)
-        scores = scores.masked_fill(causal_mask(x.shape[1], x.device), float("-inf"))
-        a = torch.softmax(scores, dim=-1)  # (B, T, T), zero above the diagonal
-        c = a @ v  # (B, T, d_k)
+        B, T, _ = x.shape
+        q = self._heads(x, self.W_Q, self.b_Q)  # (B, n_h, T, d_k): q_t = W_Q x_t + b_Q, per head
+        k = self._heads(x, self.W_K, self.b_K)
+        v = self._heads(x, self.W_V, self.b_V)
+        scores = q @ k.transpose(2, 3) / math.sqrt(self.key_dim)  # (B, n_h, T, T): q_t . k_s / sqrt(d_k)
+        scores = scores.masked_fill(causal_mask(T, x.device), float("-inf"))
+        a = torch.softmax(scores, dim=-1)  # zero above the diagonal
+        c = (a @ v).transpose(1, 2).reshape(B, T, self.n_heads * self.key_dim)  # (B, T, n_h d_k): heads side by side
         return c @ self.W_O.T, a
 
 
@@ -131,6 +150,8 @@ class AttentionLM(RecurrentLM):
         :math:`D`, the width of every position's vector.
     n_layers : int
         Attention layers, 1 or more.
+    n_heads : int
+        Heads per layer (:class:`CausalSelfAttention`).
     hidden_size : int
         Units of the position-wise tanh layer; 0 for none.
     max_len : int
@@ -148,6 +169,7 @@ class AttentionLM(RecurrentLM):
         vocab_size: int,
         embedding_dim: int = 32,
         n_layers: int = 2,
+        n_heads: int = 1,
         hidden_size: int = 64,
         max_len: int = 128,
         seed: int | None = None,
@@ -161,7 +183,10 @@ class AttentionLM(RecurrentLM):
         g = torch_generator(seed)
         self.E = nn.Parameter(torch.randn(V, D, generator=g) * 0.1)
         self.p = nn.Parameter(torch.zeros(self.max_len, D))  # an unseen position adds nothing
-        self.layers = nn.ModuleList(CausalSelfAttention(D, seed=child_seed(g)) for _ in range(self.n_layers))
+        self.n_heads = integer(n_heads, "n_heads", low=1)
+        self.layers = nn.ModuleList(
+            CausalSelfAttention(D, self.n_heads, seed=child_seed(g)) for _ in range(self.n_layers)
+        )
         self.W_1 = nn.Parameter(torch.randn(self.hidden_size, D, generator=g) / math.sqrt(D))
         self.b_1 = nn.Parameter(torch.zeros(self.hidden_size))
         self.W_2 = nn.Parameter(torch.randn(D, self.hidden_size, generator=g) / math.sqrt(max(self.hidden_size, 1)))
@@ -178,7 +203,7 @@ class AttentionLM(RecurrentLM):
             )
 
     def attend(self, ids: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        r"""The vectors :math:`x_t` ``(B, T, D)`` after the last layer and each layer's :math:`a_{ts}` ``(B, T, T)``."""
+        r"""The vectors :math:`x_t` ``(B, T, D)`` after the last layer; each layer's weights ``(B, n_h, T, T)``."""
         self._check_ids(ids)
         x = self.E[ids] + self.p[: ids.shape[1]]  # (B, T, D)
         weights = []
