@@ -21,6 +21,7 @@ architectures (in forked CPU processes where possible) and returns one :class:`D
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -478,7 +479,7 @@ def write_networks(path, networks: dict[tuple[str, int], TrainedNetwork], config
         raise ValueError("networks must be a non-empty {(architecture, seed): TrainedNetwork} from train_networks")
     document = {
         "config": asdict(config),
-        "metadata": dict(metadata or {}),
+        "metadata": json.loads(json.dumps(dict(metadata or {}), default=str)),  # plain values: read with weights_only
         "networks": [{"architecture": a, "seed": int(s), **asdict(net)} for (a, s), net in networks.items()],
     }
     path = Path(path)
