@@ -80,13 +80,13 @@ def katz_discounts(n, max_count: int = 5) -> np.ndarray:
     count-of-counts :math:`n_1 \dots n_{K+1}` (at least K + 1 entries; more are ignored).
     Returns shape ``(K,)``.
 
-    Degenerate cases fall back to *no discount* (:math:`d_r = 1`), as SRILM does, instead of
-    raising: the whole order when :math:`n_1 = 0` or :math:`\mu \ge 1` (the renormalisation
-    is undefined), and each r for which :math:`n_r = 0` or :math:`d_r` falls outside (0, 1]
-    (a discount that would remove a whole count, or add to it). Small corpora produce these
-    (e.g. :math:`n_{r+1} = 0` gives :math:`r^* = 0` and :math:`d_r \le 0`), and so does
-    K = 1, where :math:`\mu = r^*_1` and :math:`d_1 = 0` always; an order without discounts
-    gives its unseen words nothing.
+    Degenerate cases fall back to *no discount* (:math:`d_r = 1`) instead of raising: the
+    whole order when :math:`n_1 = 0` or :math:`\mu \ge 1` (the renormalisation is undefined),
+    and each r for which :math:`n_r = 0` or :math:`d_r` falls outside (0, 1] (a discount that
+    would remove a whole count, or add to it). Small corpora produce these (e.g.
+    :math:`n_{r+1} = 0` gives :math:`r^* = 0` and :math:`d_r \le 0`), and so does K = 1,
+    where :math:`\mu = r^*_1` and :math:`d_1 = 0` always; an order without discounts gives
+    its unseen words nothing.
     """
     K = integer(max_count, "max_count", low=1)
     n = _count_of_counts_arg(n, "n (the count-of-counts)", K + 1)[: K + 1]
