@@ -8,6 +8,7 @@ the matched statistic, closed-form envelopes, and the pipeline against itself (c
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,6 +35,7 @@ from seqlearn.learnability.pipeline import (
 )
 from seqlearn.learnability.task import GatedRegressor, achievable_r2, delayed_regression, r2_score
 
+SHIPPED_NETWORKS = Path(__file__).resolve().parents[1] / "chapters" / "results" / "05_tier2_networks.pt"
 TINY = Tier2Config(
     T=16, D=3, H=6, task_lags=(2, 4), coeffs=(0.6, 0.4), n_train=64, n_val=32, n_diag=80, epochs=2,
     batch_size=32, lags=(1, 2, 3, 5, 8, 12), K=2, chunk=32,
@@ -356,6 +358,19 @@ def test_networks_trained_apart_and_read_back_are_diagnosed_as_if_trained_here(t
         for name in ("f", "unit_mass", "mean", "alpha", "sigma", "alpha_instantaneous", "unit_terms", "N_req"):
             np.testing.assert_array_equal(getattr(apart[key], name), getattr(d, name), err_msg=name)
         assert apart[key].r2 == d.r2
+
+
+def test_the_shipped_networks_are_the_chapters():
+    """chapters/results/05_tier2_networks.pt: Tier2Config(), every architecture for seeds 0 and 1, complete."""
+    config, networks, metadata = read_networks(SHIPPED_NETWORKS)
+    assert config == Tier2Config() and "train_networks" in metadata["command"]
+    assert set(networks) == {(a, s) for a in ARCHITECTURES for s in (0, 1)}
+    for (arch, s), net in networks.items():
+        model = GatedRegressor(arch, config.D, config.H, s0=config.s0, layernorm=config.layernorm, seed=s)
+        model.load_state_dict(net.model)  # strict: exactly the architecture's parameters
+        optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        optimizer.load_state_dict(net.optimizer)
+        assert len(net.train_loss) == len(net.val_loss) == config.epochs and net.seconds > 0
 
 
 def test_bad_networks_are_refused(tmp_path):
