@@ -83,6 +83,30 @@ def _occurrences(counts):
     return result
 
 
+def my_order_sweep(train, test, orders, k, vocab_size, counts=None):
+    """Each distinct (context, word) pair of the test scored once, weighted by how often the test has it."""
+    result = []
+    for n in orders:
+        grams = counts[n] if counts is not None else my_count_ngrams(train, n)
+        histories = Counter()
+        for gram, c in grams.items():
+            histories[gram[:-1]] += c
+        pairs = Counter()
+        for sentence in test:
+            tokens = ["<s>", *sentence, "</s>"]
+            pairs.update((tuple(tokens[max(0, t - n + 1) : t]), tokens[t]) for t in range(1, len(tokens)))
+        weights = np.array(list(pairs.values()), dtype=float)
+        probs = np.array([(grams.get((*h, w), 0) + k) / (histories.get(h, 0) + k * vocab_size) for h, w in pairs])
+        result.append(float(np.exp(-weights @ np.log(probs) / weights.sum())))
+    return result
+
+
+def _sweep_one_stream(train, test, orders, k, vocab_size, counts=None):
+    """The test sentences joined into one stream: contexts reach into the previous sentence."""
+    stream = [word for sentence in test for word in [*sentence, "</s>"]]
+    return my_order_sweep(train, [stream[:-1]], orders, k, vocab_size, counts)
+
+
 NGRAM_MISTAKES = {
     "count_ngrams": {
         "<s> as a unigram": (_with_bos_unigram, "('<s>',) is not a unigram"),
@@ -93,6 +117,13 @@ NGRAM_MISTAKES = {
     },
     "perplexity": {"sign": (lambda lp: 1 / my_perplexity(lp), "mind the sign")},
     "continuation_counts": {"occurrences": (_occurrences, "distinct left neighbours")},
+    "order_sweep": {
+        "no minus": (
+            lambda *args, **kwargs: [1 / p for p in my_order_sweep(*args, **kwargs)],
+            "the minus sign",
+        ),
+        "one stream": (_sweep_one_stream, "pad each test sentence on its own"),
+    },
     "kn_bigram_prob": {
         "unseen context": (
             lambda v, w, counts, d, continuation=None: 0.0 if v == "zebra" else my_kn_bigram_prob(v, w, counts, d),
@@ -1245,6 +1276,7 @@ CORRECT = {
     "continuation_counts": my_continuation_counts,
     "kn_bigram_prob": my_kn_bigram_prob,
     "mkn_discounts": my_mkn_discounts,
+    "order_sweep": my_order_sweep,
     "context_windows": my_context_windows,
     "nlm_logits": my_nlm_logits,
     "masked_cross_entropy": my_masked_cross_entropy,

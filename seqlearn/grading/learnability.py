@@ -107,14 +107,15 @@ class PropertyCheck(FunctionCheck):
 
     The reference decides which inputs must raise and the form of the result (type, shape, dtype kind, finite
     values); every other case passes when ``judge`` finds nothing wrong. The judge may run the student's function
-    on transformed inputs (an invariance), through the same guard as the case itself.
+    on transformed inputs (an invariance), through the same guard as the case itself, and with the same ``given``
+    results of earlier parts.
     """
 
     judge: Judge | None = None
 
     def _first_problem(self, student: Callable, case: Case, hidden: bool) -> tuple[str, str | None] | None:
         expected, expected_error = self._expected(case)
-        got, error = self._run_student(student, case, hidden)
+        got, error = self._run_student(student, self._given(case), hidden)
         if error is not None or expected_error is not None:
             return super()._first_problem(student, case, hidden)  # the errors are the reference's to decide
         form = compare(expected, got, rtol=0.0, atol=_ANY_FINITE)  # any finite value of the right form
@@ -122,7 +123,7 @@ class PropertyCheck(FunctionCheck):
             return form.describe(hidden), None
         if self.judge is None or not isinstance(case, PlantedCase):
             raise TypeError(f"{self.name}: a PropertyCheck needs a judge, and its graded cases must be PlantedCases")
-        return self.judge(lambda other: self._run_student(student, other, hidden), case, got)
+        return self.judge(lambda other: self._run_student(student, self._given(other), hidden), case, got)
 
 
 # ----------------------------------------------------------------------------- kappa_alpha

@@ -9,21 +9,31 @@ random cases from fixed seeds; hidden cases are drawn at grading time (see
 
 Random inputs are small corpora over a fixed list of words, with Zipf-like frequencies so
 that words repeat, and occasionally an empty sentence.
+
+The experiment, ``order_sweep`` (held-out perplexity of add-k models of orders 1, 2, ...), is graded by
+properties of its curve on sentences drawn from a first-order Markov source with a known entropy rate
+(:class:`MarkovSource`), not by equality with :func:`order_sweep`: no value below the source's floor
+(:data:`FLOOR_SLACK`), a fall from order 1 to 2 and a rise at the highest order, and the same values for the
+test sentences in reverse order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
 
 from ..data.vocab import BOS, EOS
+from ..guard import reference
 from ..ngram.basics import add_k_prob, continuation_counts, count_ngrams, kn_bigram_prob, mkn_discounts, perplexity
-from .checks import Case, FunctionCheck, define_checkers
+from .checks import Case, FunctionCheck, compare, define_checkers
+from .learnability import PlantedCase, PropertyCheck
 
-__all__ = ["CHECKS"]
+__all__ = ["CHECKS", "EXAMPLE_SWEEP", "FLOOR_SLACK", "MarkovSource", "order_sweep", "random_source"]
 
 WORDS = ("the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "red", "saw", "and")
 UNSEEN_WORD = "zebra"
@@ -291,10 +301,173 @@ MKN_DISCOUNTS = FunctionCheck(
 )
 
 
+# ----------------------------------------------------------------------------- order_sweep (an experiment)
+
+
+@dataclass(frozen=True)
+class MarkovSource:
+    r"""A first-order Markov source of sentences: :math:`w_1 \sim` ``start``, then each word draws the next
+    token (a word or ``</s>``) from its row of ``transition``.
+
+    Parameters
+    ----------
+    words : tuple of str, the W words
+    start : (W,) array, :math:`P(w_1 = w \mid \texttt{<s>})` (never ``</s>``: no empty sentence)
+    transition : (W, W + 1) array, :math:`P(w_{t+1} \mid w_t)`, the last column ``</s>``
+    """
+
+    words: tuple[str, ...]
+    start: np.ndarray
+    transition: np.ndarray
+
+    def sentences(self, rng: np.random.Generator, n: int) -> list[list[str]]:
+        """``n`` sentences drawn from the source."""
+        W, result = len(self.words), []
+        for _ in range(n):
+            sentence, state = [], int(rng.choice(W, p=self.start))
+            while state < W:
+                sentence.append(self.words[state])
+                state = int(rng.choice(W + 1, p=self.transition[state]))
+            result.append(sentence)
+        return result
+
+    def floor(self) -> float:
+        r"""The perplexity :math:`e^{H}` of the source itself, :math:`H` its entropy per predicted token.
+
+        With :math:`N_s` the expected visits of a sentence to state :math:`s` (``<s>`` once, then
+        :math:`N = e_{\texttt{<s>}}^\top (I - T)^{-1}` over the words, :math:`T` the word-to-word block of
+        ``transition``) and :math:`H_s` the entropy of the next token in state :math:`s`,
+        :math:`H = \sum_s N_s H_s / \sum_s N_s`: every visit predicts one token. No model's expected
+        held-out cross-entropy per token is below :math:`H`.
+        """
+        W = len(self.words)
+        visits = np.linalg.solve(np.eye(W) - self.transition[:, :W].T, self.start)  # (W,) expected word visits
+        rows = np.vstack([np.r_[self.start, 0.0], self.transition])  # (1 + W, W + 1): <s>, then the words
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = -np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), axis=1)  # (1 + W,) H_s
+        return float(np.exp((entropy[0] + visits @ entropy[1:]) / (1.0 + visits.sum())))
+
+
+def random_source(rng: np.random.Generator, n_words: int = 6, end: float = 0.1) -> MarkovSource:
+    """A source over ``n_words`` of :data:`WORDS` whose rows are sparse (Dirichlet 0.3): the previous word says
+    much about the next, and sentences have ``1 / end`` words on average."""
+    words = tuple(str(w) for w in rng.permutation(WORDS)[:n_words])
+    rows = rng.dirichlet(np.full(n_words, 0.3), size=n_words + 1)  # (1 + W, W): <s>, then the words
+    transition = np.column_stack([(1.0 - end) * rows[1:], np.full(n_words, end)])
+    return MarkovSource(words, rows[0], transition)
+
+
+@reference
+def order_sweep(train, test, orders, k, vocab_size, counts=None) -> list[float]:
+    r"""Held-out perplexity of the add-k n-gram model of each order: the experiment of Exercises 1.
+
+    For each order :math:`n`, every predicted token :math:`w_t` of the padded test sentences (the words and
+    ``</s>``) is scored by :math:`P_{\text{add-}k}(w_t \mid h_t)` with the counts of order :math:`n`, where
+    :math:`h_t` is the :math:`n - 1` tokens before it in its sentence, or all of them when there are fewer (no
+    n-gram starts with so short a context: the estimate is :math:`1/|V|`).
+
+    Parameters
+    ----------
+    train, test : list of sentences (lists of str)
+    orders : list of int >= 1
+    k : float > 0;  vocab_size : int, :math:`|V|`
+    counts : mapping of n to the n-gram counts of ``train``, default :func:`count_ngrams` of each order
+
+    Returns
+    -------
+    list of float, the perplexity of each order
+    """
+    if counts is None:
+        counts = {n: count_ngrams(train, n) for n in orders}
+    result = []
+    for n in orders:
+        histories: Counter = Counter()
+        for gram, c in counts[n].items():
+            histories[gram[:-1]] += c  # c(h .) of every context at once
+        log_probs = []
+        for sentence in test:
+            padded = [BOS, *sentence, EOS]
+            for t in range(1, len(padded)):
+                h = tuple(padded[max(0, t - n + 1) : t])
+                seen = counts[n].get((*h, padded[t]), 0)  # 0 for a context shorter than n - 1, as c(h .)
+                log_probs.append(math.log((seen + k) / (histories.get(h, 0) + k * vocab_size)))
+        result.append(perplexity(log_probs))
+    return result
+
+
+FLOOR_SLACK = 0.7
+"""A held-out perplexity may lie this factor below the source's floor (the test sentences are a finite sample: in
+1000 draws of the cases the reference's lowest perplexity was at least 0.89 times the floor, 0.95 in 99%)."""
+
+
+SWEEP_ORDERS = (1, 2, 3, 4, 5)
+
+
+def _sweep_case(rng: np.random.Generator, n_train: int | None = None, k: float | None = None) -> PlantedCase:
+    """Training and test sentences of a fresh source, the floor planted: 40-80 training sentences, 50 test ones."""
+    source = random_source(rng)
+    train = source.sentences(rng, int(rng.integers(40, 81)) if n_train is None else n_train)
+    test = source.sentences(rng, 50)
+    k = float(rng.choice([0.5, 1.0])) if k is None else k
+    inputs = {"train": train, "test": test, "orders": list(SWEEP_ORDERS), "k": k}
+    return PlantedCase({**inputs, "vocab_size": len(source.words) + 2}, planted=source.floor())
+
+
+EXAMPLE_SWEEP = dataclasses.replace(
+    _sweep_case(np.random.default_rng(0), n_train=60, k=1.0), label="the worked example"
+)
+"""The notebook's worked example: the source of ``random_source(np.random.default_rng(0))``, 60 training and 50
+test sentences drawn after it with the same generator, k = 1."""
+
+
+def _sweep_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
+    """Above the floor (with slack), falling from order 1 to 2 and rising at the last, blind to the test's order."""
+    ppl = [float(p) for p in got]
+    if min(ppl) < FLOOR_SLACK * case.planted:
+        return "a held-out perplexity lies below the perplexity of the source itself, which no model can beat", (
+            "score the test sentences, not the training ones, and take PP = exp(-mean log P): the minus sign too"
+        )
+    if not (ppl[0] > ppl[1] and ppl[-1] > min(ppl)):
+        return "the curve does not fall from order 1 to order 2 and rise again at the highest order", (
+            "the model of order n uses the counts of order n and a context of the n - 1 tokens before each word "
+            "(fewer at the start of a sentence); on this source the bigram model is far better than the unigram, "
+            "and the highest orders have mostly unseen contexts"
+        )
+    inputs = dict(case.inputs)
+    again, error = run(Case({**inputs, "test": inputs["test"][::-1]}))
+    if error is not None or compare(got, again, rtol=1e-9, atol=1e-12) is not None:
+        return "the perplexities changed when the test sentences came in reverse order", (
+            "pad each test sentence on its own (<s> ... </s>): a context never reaches into the previous sentence"
+        )
+    return None
+
+
+ORDER_SWEEP = PropertyCheck(
+    name="order_sweep",
+    reference=order_sweep,
+    random_case=_sweep_case,
+    fixed_cases=(EXAMPLE_SWEEP,),
+    n_visible=1,
+    n_hidden=3,
+    hint="for each order n, the perplexity (Part 3) of the add-k probabilities (Part 2) of every word and </s> of "
+    "the test sentences under the counts of order n it is given (counts[n]); a list with one float per order",
+    judge=_sweep_judge,
+    given={"counts": lambda inputs: {n: count_ngrams(inputs["train"], n) for n in inputs["orders"]}},
+)
+
+
 CHECKS = MappingProxyType(
     {
         check.name: check
-        for check in (COUNT_NGRAMS, ADD_K_PROB, PERPLEXITY, CONTINUATION_COUNTS, KN_BIGRAM_PROB, MKN_DISCOUNTS)
+        for check in (
+            COUNT_NGRAMS,
+            ADD_K_PROB,
+            PERPLEXITY,
+            CONTINUATION_COUNTS,
+            KN_BIGRAM_PROB,
+            MKN_DISCOUNTS,
+            ORDER_SWEEP,
+        )
     }
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
