@@ -16,6 +16,9 @@ optimiser and a diagnostic set of the same task, and for every lag :math:`\ell` 
 Sequences go through in chunks, so memory stays bounded: the largest arrays are
 ``(chunk, n_lags, T, H)`` float64. :func:`learnability_experiment` trains and diagnoses several
 architectures (in forked CPU processes where possible) and returns one :class:`Diagnostics` each.
+:func:`train_networks` trains them without the diagnostics, :func:`write_networks` and
+:func:`read_networks` keep the trained networks in a file (Chapter 5 ships its ten), and
+``learnability_experiment(networks=...)`` diagnoses networks trained elsewhere, with the same results.
 """
 
 from __future__ import annotations
