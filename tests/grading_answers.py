@@ -1317,7 +1317,12 @@ MISTAKES = {
 }
 """The exercise name -> {mistake: (wrong answer, words its targeted hint must contain)}."""
 
-VISIBLE_HINT_ONLY = {("perplexity", "sign"), ("kappa_alpha", "no check"), ("overlap_ode_step", "no check")}
+VISIBLE_HINT_ONLY = {
+    ("perplexity", "sign"),
+    ("kappa_alpha", "no check"),
+    ("overlap_ode_step", "no check"),
+    ("order_sweep", "one stream"),  # the test sentences are reversed in the worked example only
+}
 """Mistakes whose hint a hidden draw may miss: its first failing case can hold a token of
 probability zero, where the perplexity is infinite and the sign mistake gives 0. Hidden draws of
 kappa_alpha hold no invalid alpha and those of overlap_ode_step no negative eta, so a missing

@@ -14,7 +14,7 @@ The experiment, ``order_sweep`` (held-out perplexity of add-k models of orders 1
 properties of its curve on sentences drawn from a first-order Markov source with a known entropy rate
 (:class:`MarkovSource`), not by equality with :func:`order_sweep`: no value below the source's floor
 (:data:`FLOOR_SLACK`), a fall from order 1 to 2 and a rise at the highest order, and the same values for the
-test sentences in reverse order.
+test sentences in reverse order (tried on the worked example).
 """
 
 from __future__ import annotations
@@ -397,17 +397,17 @@ def order_sweep(train, test, orders, k, vocab_size, counts=None) -> list[float]:
 
 FLOOR_SLACK = 0.7
 """A held-out perplexity may lie this factor below the source's floor (the test sentences are a finite sample: in
-1000 draws of the cases the reference's lowest perplexity was at least 0.89 times the floor, 0.95 in 99%)."""
+500 draws of the cases the reference's lowest perplexity was at least 0.90 times the floor, 0.95 in 99%)."""
 
 
 SWEEP_ORDERS = (1, 2, 3, 4, 5)
 
 
 def _sweep_case(rng: np.random.Generator, n_train: int | None = None, k: float | None = None) -> PlantedCase:
-    """Training and test sentences of a fresh source, the floor planted: 40-80 training sentences, 50 test ones."""
+    """Training and test sentences of a fresh source, the floor planted: 30-60 training sentences, 30 test ones."""
     source = random_source(rng)
-    train = source.sentences(rng, int(rng.integers(40, 81)) if n_train is None else n_train)
-    test = source.sentences(rng, 50)
+    train = source.sentences(rng, int(rng.integers(30, 61)) if n_train is None else n_train)
+    test = source.sentences(rng, 30)
     k = float(rng.choice([0.5, 1.0])) if k is None else k
     inputs = {"train": train, "test": test, "orders": list(SWEEP_ORDERS), "k": k}
     return PlantedCase({**inputs, "vocab_size": len(source.words) + 2}, planted=source.floor())
@@ -416,7 +416,7 @@ def _sweep_case(rng: np.random.Generator, n_train: int | None = None, k: float |
 EXAMPLE_SWEEP = dataclasses.replace(
     _sweep_case(np.random.default_rng(0), n_train=60, k=1.0), label="the worked example"
 )
-"""The notebook's worked example: the source of ``random_source(np.random.default_rng(0))``, 60 training and 50
+"""The notebook's worked example: the source of ``random_source(np.random.default_rng(0))``, 60 training and 30
 test sentences drawn after it with the same generator, k = 1."""
 
 
@@ -433,6 +433,8 @@ def _sweep_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
             "(fewer at the start of a sentence); on this source the bigram model is far better than the unigram, "
             "and the highest orders have mostly unseen contexts"
         )
+    if case.label != EXAMPLE_SWEEP.label:
+        return None  # the order of the test sentences is tried on the worked example only: each run costs
     inputs = dict(case.inputs)
     again, error = run(Case({**inputs, "test": inputs["test"][::-1]}))
     if error is not None or compare(got, again, rtol=1e-9, atol=1e-12) is not None:
@@ -448,7 +450,7 @@ ORDER_SWEEP = PropertyCheck(
     random_case=_sweep_case,
     fixed_cases=(EXAMPLE_SWEEP,),
     n_visible=1,
-    n_hidden=3,
+    n_hidden=2,
     hint="for each order n, the perplexity (Part 3) of the add-k probabilities (Part 2) of every word and </s> of "
     "the test sentences under the counts of order n it is given (counts[n]); a list with one float per order",
     judge=_sweep_judge,
