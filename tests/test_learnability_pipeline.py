@@ -388,6 +388,19 @@ def test_bad_networks_are_refused(tmp_path):
         Tier2Config.from_dict({"T": 16})
 
 
+def test_shipped_networks_serve_a_config_that_changes_only_the_diagnostics():
+    """Another eps, K or set of lags reads the shipped networks; another H, T or epochs is refused by name."""
+    for config in (Tier2Config(eps=10.0), Tier2Config(K=2, lags=(2, 4)), Tier2Config(n_diag=256, chunk=64)):
+        trained, _, _ = read_networks(SHIPPED_NETWORKS, config=config)
+        assert trained == Tier2Config() and config.training_differences(trained) == []
+    for config, field in ((Tier2Config(H=64), "H: 64 vs 32"), (Tier2Config(epochs=10), "epochs: 10 vs 50")):
+        with pytest.raises(ValueError, match=f"trained otherwise.*{field}"):
+            read_networks(SHIPPED_NETWORKS, config=config)
+    assert Tier2Config(T=32, lr=1e-3).training_differences(Tier2Config()) == ["T: 32 vs 64", "lr: 0.001 vs 0.005"]
+    with pytest.raises(TypeError, match="other must be a Tier2Config"):
+        Tier2Config().training_differences({"T": 64})
+
+
 def test_config_a_is_the_papers_first_full_run():
     a = Tier2Config.config_a()
     assert (a.T, a.D, a.H, a.task_lags, a.noise_std, a.epochs, a.batch_size, a.lr) == (

@@ -28,6 +28,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -298,6 +299,19 @@ class Tier2Config:
     eps: float = 20.0
     chunk: int = 128
 
+    DIAGNOSTIC_FIELDS: ClassVar[tuple[str, ...]] = ("n_diag", "lags", "K", "eps", "chunk")
+    """The fields that only the diagnostics read: networks trained under one value serve every other."""
+
+    def training_differences(self, other: Tier2Config) -> list[str]:
+        """``field: ours vs theirs`` for each field outside :attr:`DIAGNOSTIC_FIELDS` where ``other`` differs."""
+        if not isinstance(other, Tier2Config):
+            raise TypeError(f"other must be a Tier2Config, got {type(other).__name__}")
+        return [
+            f"{f.name}: {getattr(self, f.name)!r} vs {getattr(other, f.name)!r}"
+            for f in dataclasses.fields(self)
+            if f.name not in self.DIAGNOSTIC_FIELDS and getattr(self, f.name) != getattr(other, f.name)
+        ]
+
     @classmethod
     def from_dict(cls, values: dict) -> Tier2Config:
         """The configuration that ``dataclasses.asdict`` gave ``values`` (lists back to tuples), all fields named."""
@@ -490,12 +504,25 @@ def write_networks(path, networks: dict[tuple[str, int], TrainedNetwork], config
     return path
 
 
-def read_networks(path) -> tuple[Tier2Config, dict[tuple[str, int], TrainedNetwork], dict]:
-    """``(config, networks, metadata)`` from a file :func:`write_networks` wrote (tensors only: no code is loaded)."""
+def read_networks(
+    path, config: Tier2Config | None = None
+) -> tuple[Tier2Config, dict[tuple[str, int], TrainedNetwork], dict]:
+    """``(config, networks, metadata)`` from a file :func:`write_networks` wrote (tensors only: no code is loaded).
+
+    Given ``config``, the networks must have been trained as it trains them: a field outside
+    :attr:`Tier2Config.DIAGNOSTIC_FIELDS` that differs is a ``ValueError`` naming it (diagnose such a
+    configuration on networks :func:`train_networks` trains with it).
+    """
     document = torch.load(Path(path), map_location="cpu", weights_only=True)
     if not isinstance(document, dict) or set(document) != {"config", "metadata", "networks"}:
         raise ValueError(f"{path}: not a file of trained networks (write_networks writes config, metadata, networks)")
-    config = Tier2Config.from_dict(document["config"])
+    trained = Tier2Config.from_dict(document["config"])
+    if config is not None and (differences := config.training_differences(trained)):
+        raise ValueError(
+            f"{path}: its networks were trained otherwise than config trains them ({'; '.join(differences)}, "
+            "config vs file): train them with train_networks(..., config=config)"
+        )
+    config = trained
     networks = {
         (n["architecture"], int(n["seed"])): TrainedNetwork(
             n["model"], n["optimizer"], list(n["train_loss"]), list(n["val_loss"]), float(n["seconds"])
