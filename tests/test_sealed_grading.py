@@ -36,6 +36,20 @@ from seqlearn.grading.worker import CodecError, decode, encode
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir() and not p.name.startswith("."))
 ATTACKED = "01_ngram"
+
+
+def graded_points(assignment: str = ATTACKED) -> dict[str, float]:
+    """Points of each graded cell of ``assignment``'s source notebook, by cell id (nbgrader's metadata)."""
+    nb = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+    meta = ((c.id, c.metadata.get("nbgrader", {})) for c in nb.cells)
+    return {cell_id: float(m["points"]) for cell_id, m in meta if m.get("grade")}
+
+
+def feedback_score(scored: float, assignment: str = ATTACKED) -> str:
+    """The line a feedback page shows for ``scored`` points of every graded cell's total."""
+    return f"Score: {scored:.1f} / {sum(graded_points(assignment).values()):.1f}"
+
+
 LIMITS = Limits(timeout=10)
 HAS_BWRAP = shutil.which("bwrap") is not None
 needs_bwrap = pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap (bwrap) is not installed")
@@ -407,7 +421,7 @@ def test_feedback_is_generated_from_the_sealed_results(attacked):
     course = attacked["course"]
     run_nbgrader(course, "generate_feedback", ATTACKED, "--force", "--student", "honest")
     page = (course / "feedback" / "honest" / ATTACKED / f"{ATTACKED}.ipynb").with_suffix(".html").read_text()
-    assert "Score: 14.0 / 18.0" in page
+    assert feedback_score(14) in page
 
 
 # ----------------------------------------------------------------------------- equality with nbgrader
@@ -618,7 +632,7 @@ def test_seqlearn_grade_then_generate_feedback(tmp_path):
     pages = {
         s: (course / "feedback" / s / ATTACKED / name).with_suffix(".html").read_text() for s in ("honest", "blank")
     }
-    assert "Score: 14.0 / 18.0" in pages["honest"] and "Score: 0.0 / 18.0" in pages["blank"]
+    assert feedback_score(14) in pages["honest"] and feedback_score(0) in pages["blank"]
     assert "(hidden tests: not shown)" in pages["blank"]
 
 
@@ -708,7 +722,12 @@ def test_autograde_warns_about_changed_cells_only_when_a_student_changed_one(tmp
     assert changed == ["perplexity_tests"], logs["tamperer"][-3000:]
     autograded = nbformat.read(course / "autograded" / "honest" / ATTACKED / name, as_version=4)
     hidden = [c for c in autograded.cells if "BEGIN HIDDEN TESTS" in c.source]
-    assert len(hidden) == 6  # every test cell got its hidden tests back
+    tests = [
+        c
+        for c in nbformat.read(ROOT / "solutions" / ATTACKED / name, as_version=4).cells
+        if "BEGIN HIDDEN TESTS" in c.source
+    ]
+    assert len(hidden) == len(tests) > 0  # every test cell got its hidden tests back
 
 
 @pytest.mark.slow
