@@ -8,7 +8,7 @@ A symmetric :math:`\alpha`-stable (S\ :math:`\alpha`\ S) variable :math:`X` of s
 :math:`\sigma`). This is :data:`scipy.stats.levy_stable` with ``beta=0`` and ``scale=sigma`` (its
 S1 and S0 parametrisations coincide at :math:`\beta = 0`). The mean of :math:`N` i.i.d. copies
 concentrates as :math:`\bar X_N - m \overset{d}{=} \sigma N^{-1/\kappa_\alpha} S` with
-:math:`\kappa_\alpha = \alpha / (\alpha - 1)` (Livi, arXiv 2512.05790, section 2.1 of the brief).
+:math:`\kappa_\alpha = \alpha / (\alpha - 1)` (Livi, arXiv 2512.05790, section 2.1).
 
 SciPy loads on the first call of :func:`mcculloch_alpha` (or an ECF fit that falls back to it),
 never at import.
