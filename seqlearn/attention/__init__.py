@@ -4,10 +4,10 @@ r"""Chapter 7: memory by lookup, a tiny causal self-attention language model bes
 attention under the causal mask, :math:`a_{ts} = \mathrm{softmax}_{s \le t}(q_t^\top k_s / \sqrt{d_k})`)
 and the language model :class:`AttentionLM` (token and learned position embeddings, attention
 layers with residual connections, a softmax output), which Chapter 3's training and evaluation
-run like the Elman and gated networks; :mod:`~seqlearn.attention.experiment` the chapter's race
-on long-distance agreement (:func:`agreement_race`, with the one-pass
-:func:`batched_agreement_scorer`) and the weights of a trained model on one sentence
-(:func:`attention_map`). The long-distance agreement text is :class:`seqlearn.data.agreement.LongAgreement`.
+run like the Elman and gated networks; :mod:`~seqlearn.attention.experiment` the weights of a
+trained model on one sentence (:func:`attention_map`).
+The race on long-distance agreement against the recurrent models is
+:func:`seqlearn.rnn.agreement_race`. The long-distance agreement text is :class:`seqlearn.data.agreement.LongAgreement`.
 Everything here is torch and loads on first use: importing ``seqlearn.attention`` does not import torch.
 """
 

@@ -1,176 +1,21 @@
-r"""Chapter 7's experiment: recurrent and attention language models at one budget, scored on agreement.
+r"""Chapter 7's look inside a trained attention model: :func:`attention_map`, its weights on one sentence.
 
-* :func:`batched_agreement_scorer`: the ``score_fn`` of :func:`seqlearn.data.agreement_accuracy`
-  for a whole evaluation set, computed in one pass of the model's ``token_logprobs`` over all
-  ``<s> prefix candidate`` sentences instead of one call per example (the same numbers as
-  :func:`seqlearn.lm.agreement_scorer`, many times faster);
-* :func:`agreement_race`: train each model of a set of factories on the same text with
-  :func:`seqlearn.rnn.train_rnn_lm` (the same number of updates for each), for several seeds, and
-  score agreement per distance;
-* :func:`attention_map`: the weights :math:`a_{ts}` of a trained :class:`AttentionLM` on one sentence.
+The race of recurrent and attention models on long-distance agreement is :func:`seqlearn.rnn.agreement_race`.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-from ..data.synthetic import AgreementExample, agreement_accuracy
 from ..data.vocab import Vocab
 from ..lm import evaluating, model_device
-from ..rnn.model import RecurrentLM
-from ..rnn.train import train_rnn_lm
 from ..validation import integer
 from .model import AttentionLM
 
-__all__ = ["batched_agreement_scorer", "RaceResult", "agreement_race", "attention_map"]
-
-
-def _check_examples(examples) -> list[AgreementExample]:
-    examples = list(examples)
-    if not examples:
-        raise ValueError("examples is empty")
-    for i, ex in enumerate(examples):
-        if not isinstance(ex, AgreementExample):
-            raise TypeError(f"examples[{i}] is a {type(ex).__name__}, not an AgreementExample")
-    return examples
-
-
-def batched_agreement_scorer(
-    model, vocab: Vocab, examples: Sequence[AgreementExample]
-) -> Callable[[Sequence[str], Sequence[str]], Sequence[float]]:
-    r"""A ``score_fn(prefix, candidates)`` that looks up :math:`\log P(c \mid \langle s\rangle\,\mathrm{prefix})`.
-
-    The log-probabilities of ``correct`` and ``wrong`` after every example's prefix are computed
-    at once: the stream of the :math:`2N` sentences ``<s> prefix c`` goes through the model's
-    ``token_logprobs`` once, and each sentence's last entry is its candidate's. The returned
-    function answers for those examples only (a ``KeyError`` for any other prefix), in the shape
-    :func:`seqlearn.data.agreement_accuracy` expects.
-
-    Parameters
-    ----------
-    model : language model
-        Anything with ``token_logprobs(stream)`` that conditions each token on its own sentence.
-    vocab : Vocab
-        The model's vocabulary.
-    examples : sequence of AgreementExample
-
-    Returns
-    -------
-    callable
-        ``score_fn(prefix, [correct, wrong])``: the two log-probabilities, as a list.
-    """
-    if not callable(getattr(model, "token_logprobs", None)):
-        raise TypeError(f"model must be a language model with token_logprobs(stream), got {type(model).__name__}")
-    if not isinstance(vocab, Vocab):
-        raise TypeError(f"vocab must be a seqlearn.data.Vocab, got {type(vocab).__name__}")
-    examples = _check_examples(examples)
-    keys = [(tuple(ex.prefix), ex.correct, ex.wrong) for ex in examples]
-    sentences = [
-        np.concatenate([[Vocab.bos_id], vocab.encode(list(prefix)), vocab.encode([c])])
-        for prefix, *candidates in keys
-        for c in candidates
-    ]
-    logp = np.asarray(model.token_logprobs(np.concatenate(sentences)))  # (sum of (P_i + 1),)
-    last = np.cumsum([len(s) - 1 for s in sentences]) - 1  # each sentence's candidate
-    table = dict(zip(keys, logp[last].reshape(len(keys), 2), strict=True))
-
-    def score_fn(prefix: Sequence[str], candidates: Sequence[str]) -> list[float]:
-        correct, wrong = candidates
-        return table[(tuple(prefix), correct, wrong)].tolist()
-
-    return score_fn
-
-
-@dataclass
-class RaceResult:
-    """What :func:`agreement_race` measured.
-
-    Attributes
-    ----------
-    accuracy : dict
-        ``accuracy[name][i]`` is ``{distance: accuracy}`` of model ``name`` trained with ``seeds[i]``.
-    seeds : list of int
-    n_params : dict
-        Trainable parameters of each model.
-    final_loss : dict
-        ``final_loss[name][i]``: the training loss (nats per token) of the last epoch.
-    seconds : dict
-        ``seconds[name]``: wall time of training and scoring, all seeds together.
-    models : dict
-        ``models[name]``: the model trained with the first seed.
-    """
-
-    accuracy: dict[str, list[dict[int, float]]]
-    seeds: list[int]
-    n_params: dict[str, int]
-    final_loss: dict[str, list[float]] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    models: dict[str, RecurrentLM] = field(default_factory=dict)
-
-    def accuracy_array(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(distances (K,), accuracies (n_seeds, K))`` of model ``name``."""
-        runs = self.accuracy[name]
-        distances = np.array(sorted(runs[0]))
-        return distances, np.array([[run[d] for d in distances] for run in runs])
-
-
-def agreement_race(
-    factories: Mapping[str, Callable[[int], RecurrentLM]],
-    train_stream,
-    vocab: Vocab,
-    examples: Sequence[AgreementExample],
-    seeds: Sequence[int] = (0,),
-    *,
-    lr: float = 1e-2,
-    epochs: int = 1,
-    batch_size: int = 32,
-    clip_grad_norm: float | None = 1.0,
-    device="cpu",
-    progress: bool = True,
-) -> RaceResult:
-    r"""Train every model on the same text at the same budget, for each seed; score agreement per distance.
-
-    ``factories[name](seed)`` builds a fresh language model (an :class:`~seqlearn.rnn.model.RNNLM`,
-    a :class:`~seqlearn.gated.models.GatedLM`, an :class:`~seqlearn.attention.model.AttentionLM`);
-    :func:`seqlearn.rnn.train_rnn_lm` trains it with Adam (learning rate ``lr``, gradient norm
-    clipped at ``clip_grad_norm``) for ``epochs`` passes of ``batch_size`` sentences, the batch
-    order seeded by the same seed, so every model makes the same number of updates on the same
-    batches. Each is then scored with :func:`seqlearn.data.agreement_accuracy` through
-    :func:`batched_agreement_scorer`.
-
-    Returns
-    -------
-    RaceResult
-    """
-    from tqdm.auto import tqdm
-
-    if not factories:
-        raise ValueError("factories is empty: give at least one model")
-    seeds = [integer(s, "each seed", low=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds is empty")
-    examples = _check_examples(examples)
-    result = RaceResult({}, seeds, {})
-    runs = [(name, seed) for name in factories for seed in seeds]
-    for name, seed in tqdm(runs, desc="training", disable=not progress):
-        start = time.perf_counter()
-        model = factories[name](seed)
-        history = train_rnn_lm(
-            model, train_stream, lr=lr, epochs=epochs, batch_size=batch_size,
-            clip_grad_norm=clip_grad_norm, device=device, seed=seed, progress=False,
-        )  # fmt: skip
-        scorer = batched_agreement_scorer(model, vocab, examples)
-        result.accuracy.setdefault(name, []).append(agreement_accuracy(scorer, examples))
-        result.final_loss.setdefault(name, []).append(history.train_loss[-1])
-        result.seconds[name] = result.seconds.get(name, 0.0) + time.perf_counter() - start
-        result.n_params[name] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        result.models.setdefault(name, model)
-    return result
+__all__ = ["attention_map"]
 
 
 def attention_map(model: AttentionLM, vocab: Vocab, tokens: Sequence[str], layer: int = -1) -> np.ndarray:

@@ -11,7 +11,9 @@ The torch side loads on first use (``seqlearn.rnn.RNNLM`` imports torch then):
 model; :mod:`~seqlearn.rnn.data` their mini-batches (sentences, truncated-BPTT chunks, task
 tensors); :mod:`~seqlearn.rnn.train` their losses and training; :mod:`~seqlearn.rnn.experiments`
 the chapter's experiments over seeds and lengths (the adding and copy cliffs, truncated BPTT and
-agreement). The language models are evaluated by :mod:`seqlearn.lm`, like every language model of the course. The torch
+agreement); :mod:`~seqlearn.rnn.race` several language models trained at one budget and scored on
+long-distance agreement. The language models are evaluated by :mod:`seqlearn.lm`, like every
+language model of the course. The torch
 models accept the NumPy reference's nonlinearities and ``"relu"``
 (:data:`~seqlearn.rnn.model.TORCH_NONLINEARITIES`).
 """
@@ -54,7 +56,7 @@ from .jacobians import (
 # The torch side loads on first use: importing seqlearn.rnn does not import torch.
 # The task losses are reached through TASK_LOSSES, by the task's name.
 _WITHHELD = {"train": ["squared_error_loss", "cross_entropy_loss"]}
-_LAZY = lazy_table(__path__, ["model", "data", "train", "experiments"], _WITHHELD)
+_LAZY = lazy_table(__path__, ["model", "data", "train", "experiments", "race"], _WITHHELD)
 
 __all__ = [
     # the network and its gradients
@@ -95,6 +97,7 @@ __all__ = [
     *_LAZY["data"],
     *_LAZY["train"],
     *_LAZY["experiments"],
+    *_LAZY["race"],
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -1,0 +1,62 @@
+"""seqlearn.rnn.race: the one-pass scorer equals the course's per-example scorer, and the race
+trains every model at the same budget."""
+
+import numpy as np
+import pytest
+
+from seqlearn.attention.model import AttentionLM
+from seqlearn.data import Vocab, encode_sentences
+from seqlearn.data.agreement import LongAgreement
+from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy
+from seqlearn.gated import GatedLM
+from seqlearn.lm import agreement_scorer
+from seqlearn.rnn import RNNLM
+from seqlearn.rnn.race import agreement_race, batched_agreement_scorer
+
+VOCAB = Vocab(ToyEnglish.vocabulary())
+TASK = LongAgreement(max_distance=15)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda V: AttentionLM(V, 8, 2, hidden_size=8, seed=0), lambda V: RNNLM(V, 8, 8, seed=0)]
+)
+def test_the_one_pass_scorer_gives_the_per_example_scores(make):
+    model = make(len(VOCAB))
+    examples = TASK.agreement_examples([0, 4, 15], n_per_distance=3, seed=0)
+    fast, slow = batched_agreement_scorer(model, VOCAB, examples), agreement_scorer(model, VOCAB)
+    for ex in examples:
+        np.testing.assert_allclose(fast(ex.prefix, [ex.correct, ex.wrong]), slow(ex.prefix, [ex.correct, ex.wrong]))
+    assert agreement_accuracy(fast, examples) == agreement_accuracy(slow, examples)
+
+
+def test_the_race_trains_each_model_for_each_seed_on_the_same_batches():
+    train = encode_sentences(TASK.sample(40, rng=0), VOCAB)
+    examples = TASK.agreement_examples([0, 10], n_per_distance=4, seed=1)
+    V = len(VOCAB)
+    factories = {
+        "attention": lambda s: AttentionLM(V, 8, 1, hidden_size=8, seed=s),
+        "gru": lambda s: GatedLM(V, 8, 8, cell="gru", seed=s),
+    }
+    result = agreement_race(factories, train, VOCAB, examples, seeds=[0, 1], batch_size=20, progress=False)
+    assert set(result.accuracy) == {"attention", "gru"} and result.seeds == [0, 1]
+    distances, acc = result.accuracy_array("gru")
+    assert distances.tolist() == [0, 10] and acc.shape == (2, 2) and ((acc >= 0) & (acc <= 1)).all()
+    assert result.n_params["attention"] == sum(p.numel() for p in result.models["attention"].parameters())
+    assert all(len(losses) == 2 and np.isfinite(losses).all() for losses in result.final_loss.values())
+    again = agreement_race(factories, train, VOCAB, examples, seeds=[0], batch_size=20, progress=False)
+    assert again.accuracy["gru"][0] == result.accuracy["gru"][0], "the same seed gives the same run"
+
+
+def test_bad_inputs_are_refused():
+    model = AttentionLM(len(VOCAB), 8, 1, hidden_size=8)
+    examples = TASK.agreement_examples([1], n_per_distance=2)
+    with pytest.raises(TypeError, match="token_logprobs"):
+        batched_agreement_scorer(object(), VOCAB, examples)
+    with pytest.raises(TypeError, match="vocab"):
+        batched_agreement_scorer(model, ["the"], examples)
+    with pytest.raises(ValueError, match="examples is empty"):
+        batched_agreement_scorer(model, VOCAB, [])
+    with pytest.raises(TypeError, match=r"examples\[0\]"):
+        batched_agreement_scorer(model, VOCAB, ["the cat"])
+    with pytest.raises(ValueError, match="factories is empty"):
+        agreement_race({}, np.array([1, 5, 2]), VOCAB, examples)
