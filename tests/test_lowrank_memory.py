@@ -8,21 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqlearn.lowrank.memory import (
-    SPLITS,
-    TIMES,
-    MemoryProtocol,
+from seqlearn.lowrank.memory import SPLITS, TIMES, MemoryProtocol, decode_times, memory_experiment, twin_start
+from seqlearn.lowrank.memory import _split as split_networks
+from seqlearn.lowrank.memory_results import (
     compact,
-    decode_times,
     load_results,
     main,
-    memory_experiment,
+    memory_summary,
     paper_results,
+    qperp_differences,
     save_results,
-    twin_start,
+    seed_accuracies,
 )
-from seqlearn.lowrank.memory import _split as split_networks
-from seqlearn.lowrank.overlaps import gram
+from seqlearn.lowrank.overlaps import OVERLAPS, gram, overlaps
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -210,3 +208,85 @@ def test_save_results_is_atomic_and_load_results_names_what_is_wrong(tmp_path):
     save_results({**good, "runs": [{"seed": 0}]}, out)
     with pytest.raises(ValueError, match=r"run 0 lacks \['seconds'"):
         load_results(out)
+
+
+@pytest.fixture(scope="module")
+def three_seeds(tmp_path_factory):
+    """A small results file of three runs, written and read back through the shipped file's code."""
+    out = tmp_path_factory.mktemp("memory") / "three.json"
+    protocol = MemoryProtocol.paper(pairs=3, epochs_ab=20, epochs_c=20, dt=0.5, batch=16, resamples=5, held_out=1)
+    paper_results([0, 1, 2], protocol=protocol, out=out, command="test")
+    return load_results(out)
+
+
+def test_the_summaries_hold_one_entry_per_seed_of_a_three_run_file(three_seeds):
+    summary = memory_summary(three_seeds)
+    np.testing.assert_array_equal(summary["seeds"], [0, 1, 2])
+    assert sorted(summary["accuracy"]) == sorted((n, f) for n in (0.0, 0.3) for f in ("visible", "invisible"))
+    for (noise, kind), per_seed in summary["accuracy"].items():
+        expected = [np.mean(run["accuracy"]["pairs"][repr(noise)]["C"][kind]) for run in three_seeds["runs"]]
+        np.testing.assert_array_equal(per_seed, expected)
+    assert summary["gram_valid"].shape == summary["smallest_eigenvalue"].shape == (3,)
+    assert ((summary["gram_valid"] >= 0) & (summary["gram_valid"] <= 1)).all()
+    lowest = [min(np.ravel(run["smallest_eigenvalue"])) for run in three_seeds["runs"]]
+    np.testing.assert_array_equal(summary["smallest_eigenvalue"], lowest)
+    drift = [np.asarray(run["balance_drift"]) for run in three_seeds["runs"]]  # (phase, twin, pair)
+    np.testing.assert_array_equal(summary["balance_drift"], [[d[:, 0].max(), d[:, 1].max()] for d in drift])
+    assert summary["qperp_median"].shape == (3, 2, 3)
+    assert ((summary["zz_agree"] >= 0.5) & (summary["zz_agree"] <= 1)).all()
+    assert set(summary["zz_sign"]) <= {-1.0, 1.0} and (summary["zz_sign_p"] <= 1).all()
+    single = {**three_seeds, "runs": three_seeds["runs"][1:2]}  # the same file with one seed
+    np.testing.assert_array_equal(memory_summary(single)["accuracy"][0.0, "invisible"],
+                                  summary["accuracy"][0.0, "invisible"][1:2])  # fmt: skip
+
+
+def test_seed_accuracies_picks_the_decoder_and_refuses_what_the_file_lacks(three_seeds):
+    labels = seed_accuracies(three_seeds, split="labels", noise=0.3, when="A/B", features="visible")
+    expected = [np.mean(run["accuracy"]["labels"]["0.3"]["A/B"]["visible"]) for run in three_seeds["runs"]]
+    np.testing.assert_array_equal(labels, expected)
+    with pytest.raises(ValueError, match=r"noise must be one of the file's noises \[0.0, 0.3\]"):
+        seed_accuracies(three_seeds, noise=0.5)
+    with pytest.raises(ValueError, match="when must be one of"):
+        seed_accuracies(three_seeds, when="end")
+    with pytest.raises(ValueError, match="split must be one of"):
+        memory_summary(three_seeds, split="twins")
+
+
+def test_qperp_differences_are_the_twins_gram_matrices_of_z_and_v_outside_span_m_u():
+    """Against vectors: project z and v off span{m, u} and take their dot products over N."""
+    rng = np.random.default_rng(3)
+    N, pairs = 400, 2
+    sigma = np.empty((2, pairs, len(OVERLAPS)))
+    expected = np.empty((pairs, 3))
+    for p in range(pairs):
+        perps = []
+        for twin in range(2):
+            m, u, v, z = rng.standard_normal((4, N)) + rng.standard_normal(N) * 0.5
+            sigma[twin, p] = overlaps(m, u, v, z)
+            B = np.stack([m, u], 1)
+            perp = [a - B @ np.linalg.lstsq(B, a, rcond=None)[0] for a in (z, v)]
+            perps.append([perp[0] @ perp[0] / N, perp[0] @ perp[1] / N, perp[1] @ perp[1] / N])
+        expected[p] = np.subtract(*perps)
+    np.testing.assert_allclose(qperp_differences(sigma), expected, atol=1e-10)
+    np.testing.assert_allclose(qperp_differences(sigma[None])[0], expected, atol=1e-10)
+    with pytest.raises(ValueError, match=r"sigma must have shape \(\.\.\., 2, pairs, 10\)"):
+        qperp_differences(sigma[:1])
+
+
+def test_the_sign_test_is_the_binomial_tail_across_pairs():
+    from math import comb
+
+    from seqlearn.lowrank.memory_results import _sign_test
+
+    assert _sign_test(-np.ones(10)) == pytest.approx(2 / 2**10)
+    values = np.array([1.0, 2, 3, -1, 4, 5, 6, 0.0])  # 6 of 7 non-zero positive
+    assert _sign_test(values) == pytest.approx(2 * (comb(7, 0) + comb(7, 1)) / 2**7)
+    assert _sign_test(np.array([1.0, -1.0])) == 1.0
+
+
+def test_the_module_command_still_runs_the_shipped_results():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "seqlearn.lowrank.memory", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "--out" in done.stdout and "--seeds" in done.stdout
