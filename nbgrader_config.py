@@ -15,8 +15,8 @@ import os
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
 
-from seqlearn.grading.feedback import FeedbackExporter
-from seqlearn.grading.nbgrader_tools import HideHiddenTests, MarkPendingGrades, RestoreHiddenTests, WrapLongLines
+from seqlearn.course.feedback import FeedbackExporter
+from seqlearn.course.nbgrader_tools import HideHiddenTests, MarkPendingGrades, RestoreHiddenTests, WrapLongLines
 
 c = get_config()  # noqa: F821 (provided by the config loader)
 course_root = os.path.dirname(os.path.abspath(__file__))
@@ -39,7 +39,7 @@ c.GenerateFeedback.preprocessors = [MarkPendingGrades, HideHiddenTests, CSSHTMLH
 
 # Each feedback page carries MathJax inside itself (its maths render offline, wherever the page is
 # opened): only the page travels through the exchange, so nothing beside it could be referenced,
-# and stock nbgrader loads MathJax from a CDN. See seqlearn/grading/feedback.py.
+# and stock nbgrader loads MathJax from a CDN. See seqlearn/course/feedback.py.
 c.GenerateFeedback.exporter_class = FeedbackExporter
 
 # Autograde restores the hidden tests of unchanged test cells without reporting each of them as

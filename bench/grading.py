@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from seqlearn.grading.nbgrader_tools import make_course, run_nbgrader
+from seqlearn.course.nbgrader_tools import make_course, run_nbgrader
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASS_SIZE = 300

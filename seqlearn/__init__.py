@@ -25,9 +25,10 @@ language model: perplexity, the agreement scorer, the training history), :mod:`s
 gradient checks), :mod:`seqlearn.device` (device choice, seeding), :mod:`seqlearn.validation`
 (argument checks), :mod:`seqlearn.viz` (style, explorers, labels), :mod:`seqlearn.guard`
 (graded references refuse to run inside answers), :mod:`seqlearn.grading` (what autograder
-test cells call), :mod:`seqlearn.notebooks` (headless runs), :mod:`seqlearn.cli` (the
-``seqlearn`` command). Importing :mod:`seqlearn` imports none of them, so ``import seqlearn``
-is cheap and has no side effects.
+test cells call). The instructor's tools are in :mod:`seqlearn.course`: the ``seqlearn``
+command, headless runs of the chapters, the book, the release, nbgrader's helpers and the
+sealed grader. Importing :mod:`seqlearn` imports none of them, so ``import seqlearn`` is cheap
+and has no side effects.
 """
 
 __version__ = "0.1.0"

@@ -9,12 +9,12 @@ torch's vectorised kernels, OpenBLAS and NumPy each pick the widest instructions
 (AVX-512 on many Intel servers, AVX2 on AMD's), and sum in a different order. A training run
 amplifies those bits into a different network. :data:`CPU_KERNEL_PINS` makes every x86 CPU with
 AVX2 run AVX2 code paths; the course's kernels run with it (Binder, ``make lab``,
-:func:`seqlearn.notebooks.execute_notebook`). Machines of one vendor then compute the same bits;
+:func:`seqlearn.course.notebooks.execute_notebook`). Machines of one vendor then compute the same bits;
 an Intel and an AMD processor still differ in a few (measured: a chapter's trained numbers move in
 their second digit), which is why every trained number the prose quotes states a tolerance.
 ``SEQLEARN_PIN_KERNELS=0`` turns the pins off: the kernels then take the machine's own code paths,
 as on a JupyterHub image or a laptop that never heard of them, and a chapter's trained numbers
-move within the tolerances its quotes state (:class:`seqlearn.notebooks.Quote`), as they do
+move within the tolerances its quotes state (:class:`seqlearn.course.notebooks.Quote`), as they do
 under the pins from one vendor's CPU to another's.
 ``SEQLEARN_PIN_KERNELS=baseline`` pins them to the oldest x86-64 code paths instead
 (:data:`CPU_KERNEL_BASELINE`): a floating-point path that differs from the AVX2 one on every x86

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from seqlearn.course.notebooks import NotebookError, RunReport, execute_notebook
 from seqlearn.device import CPU_KERNEL_PINS, KERNEL_THREADS
-from seqlearn.notebooks import NotebookError, RunReport, execute_notebook
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -52,10 +52,10 @@ class ChapterRuns:
 
     Runs as the course's kernels do: on the CPU (``SEQLEARN_DEVICE=cpu``), one thread per math
     library (:data:`seqlearn.device.KERNEL_THREADS`), the kernel pins of
-    :func:`seqlearn.notebooks.execute_notebook` (``kernels``: the ``SEQLEARN_PIN_KERNELS`` setting,
+    :func:`seqlearn.course.notebooks.execute_notebook` (``kernels``: the ``SEQLEARN_PIN_KERNELS`` setting,
     see :func:`seqlearn.device.kernel_path`). A chapter that fails is not run again: each test
     asking for it gets the same
-    :class:`~seqlearn.notebooks.NotebookError`.
+    :class:`~seqlearn.course.notebooks.NotebookError`.
     """
 
     def __init__(self, out: Path, kernels: str = "avx2"):
@@ -86,7 +86,7 @@ class ChapterRuns:
 
 @pytest.fixture(scope="session")
 def chapter_runs(tmp_path_factory) -> ChapterRuns:
-    """``chapter_runs(path)``: the :class:`~seqlearn.notebooks.RunReport` of the chapter at ``path``."""
+    """``chapter_runs(path)``: the :class:`~seqlearn.course.notebooks.RunReport` of the chapter at ``path``."""
     return ChapterRuns(tmp_path_factory.mktemp("chapter-runs"))
 
 

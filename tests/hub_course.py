@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from seqlearn.grading.nbgrader_tools import course_directories, make_course, student_submission
+from seqlearn.course.nbgrader_tools import course_directories, make_course, student_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 

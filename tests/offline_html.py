@@ -1,4 +1,4 @@
-"""Test helper: what an HTML page written by ``seqlearn.notebooks`` loads, and what its code cells show."""
+"""Test helper: what an HTML page written by ``seqlearn.course.notebooks`` loads, and what its code cells show."""
 
 from __future__ import annotations
 

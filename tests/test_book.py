@@ -17,10 +17,10 @@ from book_pages import assert_offline, check_in_browser, image_outputs, parse, r
 from browser_support import artifacts_dir, require_browser
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-import seqlearn.book as book_module
-from seqlearn.book import BookError, build_book, chapter_title, gather_references
-from seqlearn.notebooks import chapter_paths, course_root, execute_notebook
-from seqlearn.release import SolutionLeak
+import seqlearn.course.book as book_module
+from seqlearn.course.book import BookError, build_book, chapter_title, gather_references
+from seqlearn.course.notebooks import chapter_paths, course_root, execute_notebook
+from seqlearn.course.release import SolutionLeak
 
 ROOT = course_root(Path(__file__).parent)
 REPOSITORY = "https://github.com/example/course"

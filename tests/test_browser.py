@@ -18,7 +18,7 @@ import pytest
 from browser_support import ROOT, artifacts_dir, jupyter_lab, lab_environment, launch_chromium, require_browser
 from hub_course import fresh_course
 
-from seqlearn.grading.nbgrader_tools import course_directories
+from seqlearn.course.nbgrader_tools import course_directories
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

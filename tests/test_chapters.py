@@ -11,8 +11,8 @@ from book_pages import assert_offline, check_in_browser, code_lines, image_outpu
 from browser_support import artifacts_dir, require_browser
 from offline_html import read_page
 
-from seqlearn.book import build_book, gather_references
-from seqlearn.notebooks import chapter_paths, course_root, quotes
+from seqlearn.course.book import build_book, gather_references
+from seqlearn.course.notebooks import chapter_paths, course_root, quotes
 
 ROOT = course_root(Path(__file__).parent)
 CHAPTERS = chapter_paths(ROOT)

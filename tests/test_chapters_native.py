@@ -1,6 +1,6 @@
 """Every chapter says what its output shows off the CPU kernel pins its quotes were computed with,
 as on a JupyterHub image, an ARM laptop or a GPU: its trained numbers may move, but only within
-the ranges and tolerances its quotes state (:class:`seqlearn.notebooks.Quote`). The stand-in for
+the ranges and tolerances its quotes state (:class:`seqlearn.course.notebooks.Quote`). The stand-in for
 "another machine" is ``SEQLEARN_PIN_KERNELS=baseline``, the oldest x86-64 code paths of MKL,
 oneDNN, torch, OpenBLAS and NumPy: a floating-point path that differs from the pins' on every x86
 CPU (the machine's own paths may happen to agree with the pins)."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from seqlearn.notebooks import chapter_paths, course_root
+from seqlearn.course.notebooks import chapter_paths, course_root
 
 CHAPTERS = chapter_paths(course_root(Path(__file__).parent))
 

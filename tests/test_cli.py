@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from seqlearn.cli import main
-from seqlearn.notebooks import chapter_paths, course_root
+from seqlearn.course.cli import main
+from seqlearn.course.notebooks import chapter_paths, course_root
 
 
 def test_info_reports_versions_and_device(capsys, monkeypatch, tmp_path):
@@ -18,7 +18,7 @@ def test_info_reports_versions_and_device(capsys, monkeypatch, tmp_path):
 
 @pytest.mark.integration
 def test_console_script_runs():
-    result = subprocess.run([sys.executable, "-m", "seqlearn.cli", "--help"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "seqlearn.course.cli", "--help"], capture_output=True, text=True)
     assert result.returncode == 0
     for command in ("info", "run", "exercises", "check-grading", "ngram"):
         assert command in result.stdout
@@ -53,7 +53,7 @@ class WithoutCourseExtra:
 
 BLOCKED = set(sys.argv[1].split(","))
 sys.meta_path.insert(0, WithoutCourseExtra())
-from seqlearn.cli import main
+from seqlearn.course.cli import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -61,7 +61,7 @@ sys.exit(main(sys.argv[2:]))
 def _course_extra_modules() -> list[str]:
     import tomllib
 
-    from seqlearn.notebooks import course_root
+    from seqlearn.course.notebooks import course_root
 
     pyproject = tomllib.loads((course_root() / "pyproject.toml").read_text())
     course = pyproject["project"]["optional-dependencies"]["course"]
@@ -150,7 +150,7 @@ def test_run_refuses_an_unwritable_html_directory_before_running(tmp_path, capsy
 def test_env_prints_the_cpu_kernel_pins_and_threads_as_shell_exports():
     from seqlearn.device import CPU_KERNEL_PINS, KERNEL_THREADS
 
-    script = f'eval "$({sys.executable} -m seqlearn.cli env)"; env'
+    script = f'eval "$({sys.executable} -m seqlearn.course.cli env)"; env'
     env = {"PATH": "/usr/bin:/bin", "ATEN_CPU_CAPABILITY": "default"}
     out = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
     seen = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)

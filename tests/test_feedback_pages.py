@@ -1,4 +1,4 @@
-"""Feedback pages render their maths offline: each carries MathJax inside itself (``seqlearn.grading.feedback``).
+"""Feedback pages render their maths offline: each carries MathJax inside itself (``seqlearn.course.feedback``).
 
 A one-exercise assignment made here goes through ``nbgrader generate_assignment``, ``autograde``
 and ``generate_feedback`` with the course's ``nbgrader_config.py``. Its feedback page, copied
@@ -19,8 +19,8 @@ from browser_support import artifacts_dir, launch_chromium, require_browser
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from traitlets.config.loader import PyFileConfigLoader
 
-from seqlearn.grading.feedback import FeedbackExporter, mathjax_script
-from seqlearn.grading.nbgrader_tools import run_nbgrader, student_submission
+from seqlearn.course.feedback import FeedbackExporter, mathjax_script
+from seqlearn.course.nbgrader_tools import run_nbgrader, student_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_maths"

@@ -19,11 +19,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from seqlearn.grading.nbgrader_tools import make_course, run_nbgrader, student_submission
+from seqlearn.course.nbgrader_tools import make_course, run_nbgrader, student_submission
+from seqlearn.course.sealed import load_assignment
+from seqlearn.course.sealed.draws import SECRET_FILE, program_digest
+from seqlearn.course.sealed.plan import build_program
 from seqlearn.grading.ngram import PERPLEXITY
-from seqlearn.grading.sealed import load_assignment
-from seqlearn.grading.sealed.draws import SECRET_FILE, program_digest
-from seqlearn.grading.sealed.plan import build_program
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_ngram"

@@ -23,8 +23,7 @@ import nbformat
 import pytest
 
 from seqlearn import grading
-from seqlearn.grading import REFUSAL
-from seqlearn.grading.nbgrader_tools import (
+from seqlearn.course.nbgrader_tools import (
     HideHiddenTests,
     check_grading,
     delegating_notebook,
@@ -34,7 +33,8 @@ from seqlearn.grading.nbgrader_tools import (
     release_differences,
     student_submission,
 )
-from seqlearn.grading.sealed import Limits, grade_assignment
+from seqlearn.course.sealed import Limits, grade_assignment
+from seqlearn.grading import REFUSAL
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir() and not p.name.startswith("."))

@@ -6,7 +6,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from offline_html import read_page
 
-from seqlearn.notebooks import MATHJAX_DIR, _write_html, execute_notebook
+from seqlearn.course.notebooks import MATHJAX_DIR, _write_html, execute_notebook
 from seqlearn.viz import explorer
 
 

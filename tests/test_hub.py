@@ -46,7 +46,7 @@ import yaml
 from browser_support import free_port
 from hub_course import ROOT, fresh_course, full_submission, notebook_name, partial_submission
 
-from seqlearn.grading.nbgrader_tools import release_differences
+from seqlearn.course.nbgrader_tools import release_differences
 
 ASSIGNMENT = "06_lowrank"
 COURSE_ID = "seqlearn"

@@ -22,7 +22,7 @@ import nbformat
 import pytest
 from hub_course import fresh_course, partial_submission
 
-from seqlearn.grading.nbgrader_tools import WrapLongLines, release_differences
+from seqlearn.course.nbgrader_tools import WrapLongLines, release_differences
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "<!-- instructor-workflow -->"

@@ -1,7 +1,9 @@
-"""Layering: the model modules stand on :mod:`seqlearn.guard`, never on the grader.
+"""Layering: the model modules stand on :mod:`seqlearn.guard`, never on the grader; the instructor's
+tools stand on everything, and nothing stands on them.
 
-Only :mod:`seqlearn.grading` itself and the ``seqlearn`` command (which imports it on demand)
-may import :mod:`seqlearn.grading`; importing a model module must not load it.
+Only :mod:`seqlearn.grading` itself and :mod:`seqlearn.course` (the ``seqlearn`` command, the sealed
+grader, nbgrader's helpers) may import :mod:`seqlearn.grading`; importing a model module must not
+load it. Nothing outside :mod:`seqlearn.course` imports :mod:`seqlearn.course`.
 """
 
 import ast
@@ -15,7 +17,7 @@ import pytest
 import seqlearn
 
 PACKAGE = Path(seqlearn.__file__).parent
-GRADER_USERS = {"seqlearn/cli.py"}  # imports the grader inside the commands that need it
+COURSE = PACKAGE / "course"
 
 IMPORT_EACH = """
 import importlib, json, sys
@@ -32,11 +34,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _outside_the_grader() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if "grading" not in p.relative_to(PACKAGE).parts)
+def _outside(*packages: str) -> list[Path]:
+    """The modules of seqlearn that are in none of its subpackages ``packages``."""
+    return sorted(p for p in PACKAGE.rglob("*.py") if not set(packages) & set(p.relative_to(PACKAGE).parts[:-1]))
 
 
-def _imports_the_grader(path: Path) -> bool:
+def _imports_a_package(path: Path, target: str) -> bool:
+    """Whether the file at ``path`` imports ``target`` or one of its modules (relative imports resolved)."""
     module = _module_name(path)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
@@ -47,23 +51,31 @@ def _imports_the_grader(path: Path) -> bool:
             names = [a.name for a in node.names]
         else:
             continue
-        if any(n == "seqlearn.grading" or n.startswith("seqlearn.grading.") for n in names):
+        if any(n == target or n.startswith(target + ".") for n in names):
             return True
     return False
 
 
 @pytest.mark.integration
 def test_importing_the_model_modules_loads_no_grader():
-    names = ["seqlearn.losses", "seqlearn.ngram", "seqlearn.rnn", *map(_module_name, _outside_the_grader())]
+    names = ["seqlearn.losses", "seqlearn.ngram", "seqlearn.rnn", *map(_module_name, _outside("grading", "course"))]
     out = subprocess.run([sys.executable, "-c", IMPORT_EACH, *names], capture_output=True, text=True, check=True)
     loaded = json.loads(out.stdout)
     assert {name: grader for name, grader in loaded.items() if grader} == {}
 
 
-def test_only_the_grader_and_the_command_import_the_grader():
-    importers = {str(p.relative_to(PACKAGE.parent)) for p in _outside_the_grader() if _imports_the_grader(p)}
-    assert importers <= GRADER_USERS
-    assert _imports_the_grader(PACKAGE / "cli.py"), "the scan sees the command's import"
+def test_only_the_grader_and_the_course_import_the_grader():
+    importers = [p for p in _outside("grading", "course") if _imports_a_package(p, "seqlearn.grading")]
+    assert importers == []
+    assert _imports_a_package(COURSE / "nbgrader_tools.py", "seqlearn.grading"), "the scan sees the import"
+    assert _imports_a_package(COURSE / "sealed" / "plan.py", "seqlearn.grading"), "the scan resolves ..."
+
+
+def test_nothing_outside_the_course_imports_the_course():
+    importers = [p for p in _outside("course") if _imports_a_package(p, "seqlearn.course")]
+    assert importers == []
+    assert _imports_a_package(COURSE / "book.py", "seqlearn.course"), "the scan sees relative imports"
+    assert all(p.is_relative_to(COURSE) for p in PACKAGE.rglob("*.py") if p not in _outside("course"))
 
 
 def _modules() -> dict[str, Path]:
@@ -126,7 +138,7 @@ def test_the_cycle_search_finds_a_cycle():
 
 
 SEALED_PARTS = ("draws", "plan", "sandbox", "session", "gradebook", "pool", "replay")
-"""The parts of :mod:`seqlearn.grading.sealed`, in the order they may import each other."""
+"""The parts of :mod:`seqlearn.course.sealed`, in the order they may import each other."""
 
 
 def _imports(path: Path) -> set[str]:
@@ -143,9 +155,9 @@ def _imports(path: Path) -> set[str]:
 def test_the_parts_of_the_sealed_grader_import_only_the_parts_above_them():
     """Each part can be imported, and tested, without the ones below it: the plan starts no process,
     the sandbox knows no test cell, the session writes no gradebook."""
-    folder = PACKAGE / "grading" / "sealed"
+    folder = COURSE / "sealed"
     assert sorted(p.stem for p in folder.glob("*.py")) == sorted([*SEALED_PARTS, "__init__"])
     for index, part in enumerate(SEALED_PARTS):
         below = _imports(folder / f"{part}.py") & {f".{name}" for name in SEALED_PARTS[index:]}
         assert not below, f"sealed.{part} imports {sorted(below)}"
-    assert not _imports(folder / "plan.py") & {"subprocess", "..worker"}, "the plan starts no process"
+    assert not _imports(folder / "plan.py") & {"subprocess", "...grading.worker"}, "the plan starts no process"

@@ -4,7 +4,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from seqlearn.notebooks import Quote, execute_notebook, quotes
+from seqlearn.course.notebooks import Quote, execute_notebook, quotes
 
 PROSE = (
     "Perplexity falls to 12.23<!--q: ppl | .2f --> with $\\lambda = 0.56$<!--q: lam|.2f-->; "

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from seqlearn.cli import main
-from seqlearn.release import STUDENT_PATHS, SolutionLeak, write_student_repository
+from seqlearn.course.cli import main
+from seqlearn.course.release import STUDENT_PATHS, SolutionLeak, write_student_repository
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,9 +28,9 @@ import nbformat
 import numpy as np
 import pytest
 
-from seqlearn.grading.nbgrader_tools import check_grading, make_course, run_nbgrader, student_submission
-from seqlearn.grading.sealed import LEVELS, Limits, detect_level, grade_assignment, load_assignment
-from seqlearn.grading.sealed.plan import build_program
+from seqlearn.course.nbgrader_tools import check_grading, make_course, run_nbgrader, student_submission
+from seqlearn.course.sealed import LEVELS, Limits, detect_level, grade_assignment, load_assignment
+from seqlearn.course.sealed.plan import build_program
 from seqlearn.grading.worker import CodecError, decode, encode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -259,7 +259,7 @@ NEEDS = {
     "gradebook_detached": ("bwrap", "user"),
     "fork_bomb": ("bwrap", "user"),  # as root, only a uid of its own makes the process limit bind
 }
-"""Attacks that only some isolation levels stop (see seqlearn.grading.sealed.LEVELS); the rest, all of them."""
+"""Attacks that only some isolation levels stop (see seqlearn.course.sealed.LEVELS); the rest, all of them."""
 
 
 def _meta(cell) -> dict:
@@ -767,7 +767,7 @@ def test_a_test_cell_sees_only_the_cells_above_it(attacked):
 def test_settings_come_from_jupyters_config_directories_then_the_course(tmp_path, monkeypatch):
     """As nbgrader loads them: a hub's settings for every course (here the user's directory), the
     course's own overriding them; Execute.timeout over the ExecutePreprocessor.timeout it inherits."""
-    from seqlearn.grading.sealed.gradebook import _course_timeout, _db
+    from seqlearn.course.sealed.gradebook import _course_timeout, _db
 
     user, course = tmp_path / "user", tmp_path / "course"
     user.mkdir()

@@ -24,12 +24,12 @@ import nbformat
 import pytest
 from test_sealed_grading import detached_writer, graded_points
 
-from seqlearn.grading.nbgrader_tools import make_course, run_nbgrader, student_submission
-from seqlearn.grading.sealed import Limits, PartResult, grade_assignment
-from seqlearn.grading.sealed import gradebook as sealed_gradebook
-from seqlearn.grading.sealed import sandbox as sealed_sandbox
-from seqlearn.grading.sealed import session as sealed_session
-from seqlearn.grading.sealed.plan import TestCell
+from seqlearn.course.nbgrader_tools import make_course, run_nbgrader, student_submission
+from seqlearn.course.sealed import Limits, PartResult, grade_assignment
+from seqlearn.course.sealed import gradebook as sealed_gradebook
+from seqlearn.course.sealed import sandbox as sealed_sandbox
+from seqlearn.course.sealed import session as sealed_session
+from seqlearn.course.sealed.plan import TestCell
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_ngram"
@@ -270,7 +270,7 @@ needs_uid_switch = pytest.mark.skipif(
 
 
 def _grade_command(course: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "seqlearn.cli", "grade", ASSIGNMENT, "--course", str(course), *options]
+    return [sys.executable, "-m", "seqlearn.course.cli", "grade", ASSIGNMENT, "--course", str(course), *options]
 
 
 @needs_uid_switch
@@ -482,7 +482,17 @@ def _grade_unblocked(course: Path, python: Path, tmp_path: Path, level: str, wra
     _submit(course, "unblocked", _with_answer(_notebook("blank"), "count_ngrams", UNBLOCKED))
     (tmp_path / "bin").mkdir(exist_ok=True)  # no bubblewrap on the grader's PATH unless it is asked for
     path = "/usr/bin:/bin" if level == "bwrap" else str(tmp_path / "bin")
-    command = ["env", f"PATH={path}", str(python), "-m", "seqlearn.cli", "grade", ASSIGNMENT, "--course", str(course)]
+    command = [
+        "env",
+        f"PATH={path}",
+        str(python),
+        "-m",
+        "seqlearn.course.cli",
+        "grade",
+        ASSIGNMENT,
+        "--course",
+        str(course),
+    ]
     command += ["--jobs", "1", "--timeout", "20", "--level", level]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     proc = subprocess.run(
@@ -597,7 +607,7 @@ def test_the_worker_uids_leave_another_accounts_processes_alone(course):
 
 PEAK_GROWTH = """
 import resource, sys
-from seqlearn.grading.sealed import Limits, grade_assignment
+from seqlearn.course.sealed import Limits, grade_assignment
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 limits = Limits(timeout=120)  # the time a slow grader takes to read it all
 _, (result,) = grade_assignment(sys.argv[1], sys.argv[2], jobs=1, students=[sys.argv[3]], limits=limits, write=False)

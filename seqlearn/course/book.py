@@ -189,7 +189,7 @@ def _generate_release(root: Path, workdir: Path) -> Path:
     shutil.copy2(config, course / config.name)
     (course / "pyproject.toml").touch()
     (course / "chapters").mkdir()
-    command = [sys.executable, "-m", "seqlearn.cli", "exercises", "--root", str(course)]
+    command = [sys.executable, "-m", "seqlearn.course.cli", "exercises", "--root", str(course)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise BookError(f"`seqlearn exercises` failed (exit {done.returncode}): {_tail(done.stderr or done.stdout)}")
@@ -267,17 +267,17 @@ def build_book(
     on_run : callable, optional
         Called with each chapter's :class:`RunReport` as soon as it has run.
     runs : sequence of RunReport, optional
-        Chapters already executed by :func:`~seqlearn.notebooks.execute_notebook` with an
+        Chapters already executed by :func:`~seqlearn.course.notebooks.execute_notebook` with an
         ``executed_dir``: their executed notebooks are rendered as they are, not run again
         (``on_run`` is not called for them). The other chapters are executed.
 
     Raises
     ------
-    seqlearn.notebooks.NotebookError
+    seqlearn.course.notebooks.NotebookError
         If a chapter fails to run (nothing is rendered).
     FileNotFoundError
         If the course has no ``solutions/`` or ``nbgrader_config.py`` (the exercise pages come from them).
-    seqlearn.release.SolutionLeak
+    seqlearn.course.release.SolutionLeak
         If the release generated from ``solutions/`` holds solutions.
     BookError
         If the release cannot be generated, or Sphinx fails (a warning counts as a failure); the

@@ -109,7 +109,7 @@ def _positive_seconds(text: str) -> float:
 
 @_needs_course_extra
 def _run(args) -> int:
-    from seqlearn.notebooks import NotebookError, chapter_paths, course_root, execute_notebook
+    from seqlearn.course.notebooks import NotebookError, chapter_paths, course_root, execute_notebook
 
     root = course_root(args.root)
     over, broken = 0, 0
@@ -133,8 +133,8 @@ def _run(args) -> int:
 def _book(args) -> int:
     import importlib.util
 
-    from seqlearn.book import BOOK_MODULES, BookError, build_book
-    from seqlearn.notebooks import NotebookError
+    from seqlearn.course.book import BOOK_MODULES, BookError, build_book
+    from seqlearn.course.notebooks import NotebookError
 
     missing = [name for name in BOOK_MODULES if importlib.util.find_spec(name) is None]
     if missing:
@@ -165,8 +165,8 @@ def _book(args) -> int:
 
 @_needs_course_extra
 def _exercises(args) -> int:
-    from seqlearn.grading.nbgrader_tools import generate_exercises
-    from seqlearn.notebooks import course_root
+    from seqlearn.course.nbgrader_tools import generate_exercises
+    from seqlearn.course.notebooks import course_root
 
     for path in generate_exercises(course_root(args.root), args.assignments or None):
         print(f"wrote {path}")
@@ -175,8 +175,8 @@ def _exercises(args) -> int:
 
 @_needs_course_extra
 def _check_grading(args) -> int:
-    from seqlearn.grading.nbgrader_tools import check_grading
-    from seqlearn.notebooks import course_root
+    from seqlearn.course.nbgrader_tools import check_grading
+    from seqlearn.course.notebooks import course_root
 
     root = course_root(args.root)
     ok = True
@@ -203,7 +203,7 @@ def _grade(args) -> int:
     import os
     from pathlib import Path
 
-    from seqlearn.grading.sealed import LEVELS, Limits, detect_level, grade_assignment
+    from seqlearn.course.sealed import LEVELS, Limits, detect_level, grade_assignment
 
     course = Path(args.course or os.getcwd())
     limits = Limits(timeout=args.timeout) if args.timeout else None
@@ -232,7 +232,7 @@ def _replay(args) -> int:
     import os
     from pathlib import Path
 
-    from seqlearn.grading.sealed.replay import replay_submission
+    from seqlearn.course.sealed.replay import replay_submission
 
     course = Path(args.course or os.getcwd())
     try:
@@ -250,8 +250,8 @@ def _replay(args) -> int:
 
 
 def _release(args) -> int:
-    from seqlearn.notebooks import course_root
-    from seqlearn.release import write_student_repository
+    from seqlearn.course.notebooks import course_root
+    from seqlearn.course.release import write_student_repository
 
     written = write_student_repository(course_root(args.root), args.dest)
     print(f"wrote a student repository of {len(written)} files to {args.dest} (no solutions, no tests)")
@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true", help="exit 1 if a chapter is over Binder's budget too")
     run.set_defaults(func=_run)
 
-    from seqlearn.book import DEFAULT_REPOSITORY
+    from seqlearn.course.book import DEFAULT_REPOSITORY
 
     bk = sub.add_parser("book", help="build the website: executed chapters, exercises, bibliography (offline)")
     bk.add_argument("chapters", nargs="*", help="slugs or numbers (default: all)")

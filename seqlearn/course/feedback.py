@@ -31,7 +31,7 @@ from jinja2 import DictLoader
 from nbconvert.exporters import HTMLExporter
 from traitlets import default
 
-from ..notebooks import _mathjax_source
+from .notebooks import _mathjax_source
 
 __all__ = ["CARRIED_DIRECTORIES", "FeedbackExporter", "mathjax_script"]
 

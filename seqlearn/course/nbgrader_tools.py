@@ -49,8 +49,8 @@ from nbgrader.preprocessors import ClearHiddenTests, GetGrades, OverwriteCells
 from traitlets import Bool, Unicode
 from traitlets.config.loader import PyFileConfigLoader
 
+from ..grading import ASSIGNMENTS
 from ..guard import REFUSAL
-from . import ASSIGNMENTS
 
 __all__ = [
     "HideHiddenTests",

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .device import kernel_env
+from ..device import kernel_env
 
 __all__ = [
     "BINDER_SECONDS",

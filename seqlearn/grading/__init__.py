@@ -9,8 +9,12 @@
   :mod:`seqlearn.guard` (which the model modules import without loading the grader).
 * One module per chapter with its checks, e.g. :mod:`seqlearn.grading.ngram`, and
   :data:`ASSIGNMENTS`, which says which of them grades which assignment.
-* :mod:`seqlearn.grading.nbgrader_tools`: regenerate ``exercises/``, check the grading round
-  trip, hide hidden tests in feedback (needs nbgrader; not imported here).
+* :mod:`seqlearn.grading.worker`: the sealed grader's worker script, whose codec
+  (:func:`~seqlearn.grading.worker.input_arrays`) the checks use to tell an answer's own arrays
+  from its inputs.
+
+The instructor's side (nbgrader's helpers, feedback pages, the sealed grader) is in
+:mod:`seqlearn.course`, which imports this package; nothing here imports it.
 """
 
 from types import MappingProxyType

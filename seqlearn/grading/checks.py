@@ -45,7 +45,7 @@ Seed policy
   every machine and every run, so a student can reproduce a failure.
 * Hidden cases are drawn from an entropy (:func:`hidden_rngs`): in a notebook, fresh OS
   entropy (:mod:`secrets`) at every run; under sealed grading, a value derived from the
-  submission and a course secret (:mod:`seqlearn.grading.sealed.draws`), so a regrade of the
+  submission and a course secret (:mod:`seqlearn.course.sealed.draws`), so a regrade of the
   same submission draws the same cases, and recorded for the instructor, who can replay a
   draw (``check(fn, hidden=True, entropy=..., reveal=True)``, ``seqlearn replay``). The code
   that draws them is public (it ships with the package); what stays secret is the entropy,

@@ -1,7 +1,7 @@
 """The sealed grader's worker: runs one submission's code, answers calls, nothing else.
 
 This file is run as a script (``python -I -S worker.py CONFIG``) in an isolated process
-started by :mod:`seqlearn.grading.sealed`; it imports nothing from seqlearn (the package is
+started by :mod:`seqlearn.course.sealed`; it imports nothing from seqlearn (the package is
 not even on its path, apart from the few modules an answer may use), and the grader imports
 it only for :func:`encode` and :func:`decode`, the wire format both sides share.
 

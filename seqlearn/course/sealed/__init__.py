@@ -39,20 +39,20 @@ part it happened in).
 
 The parts, each importing only those above it:
 
-* :mod:`~seqlearn.grading.sealed.plan`: the assignment's notebooks and test cells, and the
+* :mod:`~seqlearn.course.sealed.plan`: the assignment's notebooks and test cells, and the
   student's program built from a submission (no code runs there);
-* :mod:`~seqlearn.grading.sealed.sandbox`: the worker process, its resource limits and the
+* :mod:`~seqlearn.course.sealed.sandbox`: the worker process, its resource limits and the
   isolation levels;
-* :mod:`~seqlearn.grading.sealed.session`: one submission graded through its worker, the
+* :mod:`~seqlearn.course.sealed.session`: one submission graded through its worker, the
   checks run in the grader;
-* :mod:`~seqlearn.grading.sealed.gradebook`: the results written to nbgrader's gradebook and
+* :mod:`~seqlearn.course.sealed.gradebook`: the results written to nbgrader's gradebook and
   the autograded notebooks;
-* :mod:`~seqlearn.grading.sealed.pool`: a class graded in parallel (:func:`grade_assignment`);
-* :mod:`~seqlearn.grading.sealed.replay`: one student's graded cell run again from its recorded
+* :mod:`~seqlearn.course.sealed.pool`: a class graded in parallel (:func:`grade_assignment`);
+* :mod:`~seqlearn.course.sealed.replay`: one student's graded cell run again from its recorded
   draws, failures revealed, for the instructor (:func:`replay_submission`, ``seqlearn replay``).
 
 The hidden cases of a submission are drawn from an entropy derived from the submission and a
-course secret (:mod:`~seqlearn.grading.sealed.draws`, imported by the session): a regrade of the
+course secret (:mod:`~seqlearn.course.sealed.draws`, imported by the session): a regrade of the
 same submission gets the same marks.
 """
 

@@ -65,7 +65,7 @@ def course_secret(course) -> bytes:
 
 
 def program_digest(steps: list[tuple[str, str, Any]]) -> str:
-    """SHA-256 (hex) of a student's program, the steps of :func:`~seqlearn.grading.sealed.plan.build_program`."""
+    """SHA-256 (hex) of a student's program, the steps of :func:`~seqlearn.course.sealed.plan.build_program`."""
     return hashlib.sha256(json.dumps(steps, sort_keys=True).encode("utf-8")).hexdigest()
 
 

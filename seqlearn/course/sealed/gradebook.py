@@ -1,6 +1,6 @@
 """Sealed grading, the gradebook: the results of a class written where nbgrader keeps them.
 
-:func:`write_results` records each :class:`~seqlearn.grading.sealed.session.SubmissionResult` in
+:func:`write_results` records each :class:`~seqlearn.course.sealed.session.SubmissionResult` in
 the course's gradebook through :class:`nbgrader.api.Gradebook` (found as nbgrader finds it:
 :func:`_nbgrader_config`, :func:`_db`): autograded test cells get their ``auto_score``, written
 answers nbgrader's "no response" zero when unchanged, and manual scores are never touched. Beside

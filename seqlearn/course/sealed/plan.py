@@ -9,7 +9,7 @@ student added, in notebook order, with a *capture* of the tested functions where
 stands. :func:`holds_source_code` tells a copy of the source notebook (solution or hidden-test
 delimiters) from a notebook a student saved.
 
-Nothing here runs code: the program is text, run by :mod:`seqlearn.grading.sealed.sandbox`'s worker.
+Nothing here runs code: the program is text, run by :mod:`seqlearn.course.sealed.sandbox`'s worker.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import nbformat
 
-from .. import ASSIGNMENTS
-from ..checks import FunctionCheck
+from ...grading import ASSIGNMENTS
+from ...grading.checks import FunctionCheck
 
 _CHECK_PREFIX = "check_"
 

@@ -1,13 +1,13 @@
 """Sealed grading, the pool: a class graded in parallel, then written to the gradebook.
 
-:func:`grade_assignment` loads the assignment's plans (:mod:`seqlearn.grading.sealed.plan`),
+:func:`grade_assignment` loads the assignment's plans (:mod:`seqlearn.course.sealed.plan`),
 finds the submissions under ``submitted/``, checks the isolation level
-(:func:`~seqlearn.grading.sealed.sandbox.detect_level`) and grades the submissions in ``jobs``
-grading processes, each with a worker slot of its own (its :class:`~seqlearn.grading.sealed.sandbox.Runtime`,
+(:func:`~seqlearn.course.sealed.sandbox.detect_level`) and grades the submissions in ``jobs``
+grading processes, each with a worker slot of its own (its :class:`~seqlearn.course.sealed.sandbox.Runtime`,
 its uid where the level gives one), one submission at a time
-(:func:`~seqlearn.grading.sealed.session.grade_submission`). An error of the grader on one
+(:func:`~seqlearn.course.sealed.session.grade_submission`). An error of the grader on one
 submission is recorded as that student's problem, and the class goes on. The results are then
-written (:func:`~seqlearn.grading.sealed.gradebook.write_results`).
+written (:func:`~seqlearn.course.sealed.gradebook.write_results`).
 """
 
 from __future__ import annotations

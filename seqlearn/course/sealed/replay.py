@@ -2,7 +2,7 @@
 
 ``seqlearn replay NN_slug STUDENT [CELL]`` (:func:`replay_submission`) reads the draws that
 grading recorded in ``autograded/<student>/NN_slug/`` (each test cell's ``metadata.seqlearn``,
-:func:`~seqlearn.grading.sealed.gradebook.draws_record`), grades the submission's cell again in a
+:func:`~seqlearn.course.sealed.gradebook.draws_record`), grades the submission's cell again in a
 worker, each hidden check drawing its cases from the recorded entropy, and returns the grader's
 messages with the hidden failures revealed: the failing case's input, the expected and the
 returned value, as a visible failure says them. Nothing is written: not the gradebook, not the

@@ -63,8 +63,8 @@ SLOT_UID_BASE = 1_990_000
 no process (:func:`free_uid_block`): its processes can be limited, and killed, as a whole, without
 touching another account's, and two grading runs on one machine do not share uids."""
 
-_WORKER_SOURCE = Path(__file__).parents[1] / "worker.py"
 _SEQLEARN_DIR = Path(__file__).resolve().parents[2]
+_WORKER_SOURCE = _SEQLEARN_DIR / "grading" / "worker.py"
 _SANDBOX_LIB = "/sealed"
 _SANDBOX_SCRATCH = "/scratch"
 _MAX_ANSWER = 16 * 2**20  # one answer line of the worker: its JSON parses into a few times that

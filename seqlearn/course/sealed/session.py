@@ -2,14 +2,14 @@
 
 :func:`grade_submission` reads each submitted notebook (:func:`read_submitted`: a regular file
 reached through no symbolic link, of bounded size, else :class:`Refused`), builds its program
-(:mod:`seqlearn.grading.sealed.plan`) and runs it in a worker (:mod:`seqlearn.grading.sealed.sandbox`)
+(:mod:`seqlearn.course.sealed.plan`) and runs it in a worker (:mod:`seqlearn.course.sealed.sandbox`)
 step by step (:class:`_Session`, which restarts a worker that died, skipping the cell that killed it).
 At each test cell, the same :class:`~seqlearn.grading.checks.FunctionCheck` as the notebook's runs
 here on a :class:`_Proxy` of the student's function, whose calls go to the worker and whose answers
 are decoded with the worker's codec; an exception of the student's code comes back as a builtin
 type with a message of the grader's own (:func:`_student_exception`). Each test cell becomes a
 :class:`PartResult` (full points or 0, with the grader's message and the entropy each hidden check
-drew from, :mod:`seqlearn.grading.sealed.draws`), each submission a :class:`SubmissionResult`.
+drew from, :mod:`seqlearn.course.sealed.draws`), each submission a :class:`SubmissionResult`.
 A replay (``replay=``) grades only the test cells asked for, each hidden check from the entropy
 given, with its failures revealed (input, expected and returned values): the instructor's view.
 """
@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import ASSIGNMENTS
-from ..checks import CheckFailure, FunctionCheck
-from ..worker import CodecError, decode, encode, input_arrays
+from ...grading import ASSIGNMENTS
+from ...grading.checks import CheckFailure, FunctionCheck
+from ...grading.worker import CodecError, decode, encode, input_arrays
 from .draws import course_secret, hidden_entropy, program_digest
 from .plan import NotebookPlan, TestCell, build_program, holds_source_code
 from .sandbox import Limits, Runtime, Worker, WorkerLost
@@ -389,7 +389,7 @@ def grade_submission(
 
     ``secret``: the key of the hidden draws (default: the course's, :func:`~.draws.course_secret`).
     ``replay``: notebook -> test cell -> {call: entropy}: grade only these cells, from these draws,
-    with failures revealed (:func:`~seqlearn.grading.sealed.replay.replay_submission`).
+    with failures revealed (:func:`~seqlearn.course.sealed.replay.replay_submission`).
     """
     start = time.perf_counter()
     result = SubmissionResult(student)
