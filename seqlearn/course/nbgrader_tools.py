@@ -57,7 +57,7 @@ __all__ = [
     "MarkPendingGrades",
     "RestoreHiddenTests",
     "GradingReport",
-    "SubmissionResult",
+    "NbgraderResult",
     "nbgrader_command",
     "run_nbgrader",
     "course_directories",
@@ -424,8 +424,9 @@ def _write_submissions(course: Path, assignment: str, submissions: Mapping[str, 
 
 
 @dataclass
-class SubmissionResult:
-    """How one submission was graded.
+class NbgraderResult:
+    """How nbgrader graded one submission (``nbgrader autograde``, read from its gradebook and files;
+    the sealed grader's result is :class:`seqlearn.course.sealed.SealedResult`).
 
     Attributes
     ----------
@@ -460,10 +461,10 @@ def _output_text(output: NotebookNode) -> str:
     return str(output.get("data", {}).get("text/plain", ""))
 
 
-def _read_result(course: Path, assignment: str, student: str, sources: Mapping[str, NotebookNode]) -> SubmissionResult:
+def _read_result(course: Path, assignment: str, student: str, sources: Mapping[str, NotebookNode]) -> NbgraderResult:
     from nbgrader.api import Gradebook
 
-    result = SubmissionResult(student, 0.0, 0.0, 0.0, {}, {}, {}, {})
+    result = NbgraderResult(student, 0.0, 0.0, 0.0, {}, {}, {}, {})
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for name, source in sources.items():
             notebook_id = Path(name).stem
@@ -497,7 +498,7 @@ class GradingReport:
     """
 
     assignment: str
-    results: dict[str, SubmissionResult]
+    results: dict[str, NbgraderResult]
     problems: list[str] = field(default_factory=list)
     course_dir: Path | None = None
 
@@ -537,7 +538,7 @@ def _problems(report: GradingReport, root: Path, course: Path, sources: Mapping[
     return problems
 
 
-def _feedback_leaks(results: Mapping[str, SubmissionResult], sources: Mapping[str, NotebookNode]) -> list[str]:
+def _feedback_leaks(results: Mapping[str, NbgraderResult], sources: Mapping[str, NotebookNode]) -> list[str]:
     leaks = []
     for student, result in results.items():
         for name, path in result.feedback.items():

@@ -60,14 +60,14 @@ from .plan import holds_source_code, load_assignment
 from .pool import grade_assignment
 from .replay import replay_submission
 from .sandbox import LEVELS, WORKER_MODULES, Limits, detect_level, free_uid_block, strongest_level
-from .session import PartResult, SubmissionResult, grade_submission, read_submitted
+from .session import PartResult, SealedResult, grade_submission, read_submitted
 
 __all__ = [
     "LEVELS",
     "WORKER_MODULES",
     "Limits",
     "PartResult",
-    "SubmissionResult",
+    "SealedResult",
     "detect_level",
     "free_uid_block",
     "strongest_level",

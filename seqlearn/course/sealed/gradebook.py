@@ -1,6 +1,6 @@
 """Sealed grading, the gradebook: the results of a class written where nbgrader keeps them.
 
-:func:`write_results` records each :class:`~seqlearn.course.sealed.session.SubmissionResult` in
+:func:`write_results` records each :class:`~seqlearn.course.sealed.session.SealedResult` in
 the course's gradebook through :class:`nbgrader.api.Gradebook` (found as nbgrader finds it:
 :func:`_nbgrader_config`, :func:`_db`): autograded test cells get their ``auto_score``, written
 answers nbgrader's "no response" zero when unchanged, and manual scores are never touched. Beside
@@ -25,7 +25,7 @@ import nbformat
 
 from .plan import NotebookPlan, _code_text, _nbgrader, holds_source_code
 from .sandbox import Limits
-from .session import _MAX_NOTEBOOK, PartResult, Refused, SubmissionResult, read_submitted
+from .session import _MAX_NOTEBOOK, PartResult, Refused, SealedResult, read_submitted
 
 # ----------------------------------------------------------------------------- the course's nbgrader settings
 
@@ -110,7 +110,7 @@ def draws_record(part: PartResult, program: str) -> dict:
     return {"program": program, "passed": not part.failed, "hidden_draws": draws}
 
 
-def write_results(course, assignment: str, plans: Sequence[NotebookPlan], results: Sequence[SubmissionResult]) -> None:
+def write_results(course, assignment: str, plans: Sequence[NotebookPlan], results: Sequence[SealedResult]) -> None:
     """Record ``results`` in the course's gradebook and write the autograded notebooks feedback is made from."""
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -132,7 +132,7 @@ def write_results(course, assignment: str, plans: Sequence[NotebookPlan], result
                 result.problems.append(f"not written to the gradebook: {type(exc).__name__}")
 
 
-def _write_result(course: Path, assignment: str, plans: Sequence[NotebookPlan], result: SubmissionResult, gradebook):
+def _write_result(course: Path, assignment: str, plans: Sequence[NotebookPlan], result: SealedResult, gradebook):
     """Record one submission's scores and write its autograded notebooks (committed together)."""
     submitted = course / "submitted" / result.student / assignment
     gradebook.update_or_create_student(result.student)

@@ -24,7 +24,7 @@ from .draws import course_secret
 from .gradebook import _course_timeout, write_results
 from .plan import load_assignment
 from .sandbox import Limits, Runtime, _make_runtime, detect_level, free_uid_block
-from .session import SubmissionResult, _failure, grade_submission
+from .session import SealedResult, _failure, grade_submission
 
 # ----------------------------------------------------------------------------- the class, in parallel
 
@@ -37,19 +37,19 @@ def _init_pool(slots, root: str, level: str, limits: Limits, run: int, hide: tup
     _POOL_STATE["limits"] = limits
 
 
-def _grade_in_pool(course: str, assignment: str, student: str, plans, secret: bytes, replay) -> SubmissionResult:
+def _grade_in_pool(course: str, assignment: str, student: str, plans, secret: bytes, replay) -> SealedResult:
     state = _POOL_STATE
     return _grade_isolated(course, assignment, student, plans, state["runtime"], state["limits"], secret, replay)
 
 
 def _grade_isolated(
     course, assignment: str, student: str, plans, runtime: Runtime, limits: Limits, secret: bytes, replay=None
-) -> SubmissionResult:
+) -> SealedResult:
     """:func:`grade_submission`, where any error is recorded as this student's problem (the class goes on)."""
     try:
         return grade_submission(course, assignment, student, plans, runtime, limits, secret, replay)
     except Exception as exc:  # a grader bug must not stop the class: record it
-        result = SubmissionResult(student)
+        result = SealedResult(student)
         result.problems.append(f"grader error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
         for plan in plans:
             result.parts[plan.name] = {t.grade_id: _failure(t, "grader error") for t in plan.tests}
@@ -80,7 +80,7 @@ def grade_assignment(
     write: bool = True,
     progress=None,
     replay=None,
-) -> tuple[str, list[SubmissionResult]]:
+) -> tuple[str, list[SealedResult]]:
     """Grade every submission of ``assignment`` in ``course``; write the gradebook and autograded notebooks.
 
     Parameters
@@ -100,7 +100,7 @@ def grade_assignment(
     write : bool
         Write scores to the gradebook and autograded notebooks (default); False only grades.
     progress : callable, optional
-        Called with each :class:`SubmissionResult` as it is finished.
+        Called with each :class:`SealedResult` as it is finished.
     replay : mapping, optional
         Notebook -> test cell -> {call: entropy}: grade only these cells of ``students`` from these
         recorded draws, failures revealed (see :func:`~.session.grade_submission`); nothing is written.
@@ -116,7 +116,7 @@ def grade_assignment(
     names = _students(course, assignment, students)
     level = detect_level(level)
     jobs = max(1, min(jobs or len(os.sched_getaffinity(0)), max(len(names), 1)))  # the CPUs this process may use
-    results: list[SubmissionResult] = []
+    results: list[SealedResult] = []
     with tempfile.TemporaryDirectory(prefix="seqlearn-sealed-") as tmp:
         Path(tmp).chmod(0o711)
         block = free_uid_block(os.getpid(), jobs) if os.geteuid() == 0 else os.getpid()

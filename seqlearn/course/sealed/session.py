@@ -9,7 +9,7 @@ here on a :class:`_Proxy` of the student's function, whose calls go to the worke
 are decoded with the worker's codec; an exception of the student's code comes back as a builtin
 type with a message of the grader's own (:func:`_student_exception`). Each test cell becomes a
 :class:`PartResult` (full points or 0, with the grader's message and the entropy each hidden check
-drew from, :mod:`seqlearn.course.sealed.draws`), each submission a :class:`SubmissionResult`.
+drew from, :mod:`seqlearn.course.sealed.draws`), each submission a :class:`SealedResult`.
 A replay (``replay=``) grades only the test cells asked for, each hidden check from the entropy
 given, with its failures revealed (input, expected and returned values): the instructor's view.
 """
@@ -167,8 +167,9 @@ class PartResult:
 
 
 @dataclass
-class SubmissionResult:
-    """How one submission was graded (its notebooks' test cells, or the reason it could not be)."""
+class SealedResult:
+    """How the sealed grader graded one submission (its notebooks' test cells, or the reason it could not be;
+    nbgrader's own autograding gives :class:`seqlearn.course.nbgrader_tools.NbgraderResult`)."""
 
     student: str
     parts: dict[str, dict[str, PartResult]] = field(default_factory=dict)  # notebook -> grade id -> part
@@ -384,7 +385,7 @@ def grade_submission(
     limits: Limits,
     secret: bytes | None = None,
     replay: Mapping[str, Mapping[str, Mapping[int, int]]] | None = None,
-) -> SubmissionResult:
+) -> SealedResult:
     """Grade one student's submission of ``assignment`` (every notebook), in its own worker per notebook.
 
     ``secret``: the key of the hidden draws (default: the course's, :func:`~.draws.course_secret`).
@@ -392,7 +393,7 @@ def grade_submission(
     with failures revealed (:func:`~seqlearn.course.sealed.replay.replay_submission`).
     """
     start = time.perf_counter()
-    result = SubmissionResult(student)
+    result = SealedResult(student)
     checks = ASSIGNMENTS[assignment].CHECKS
     secret = course_secret(course) if secret is None and replay is None else secret
     for plan in plans:
