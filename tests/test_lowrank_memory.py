@@ -290,3 +290,20 @@ def test_the_module_command_still_runs_the_shipped_results():
 
     done = subprocess.run([sys.executable, "-m", "seqlearn.lowrank.memory", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--out" in done.stdout and "--seeds" in done.stdout
+
+
+def test_a_diverging_network_stops_the_run_or_is_frozen_where_it_left():
+    small = MemoryProtocol.paper(pairs=3, batch=4, dt=0.5, epochs_ab=5, epochs_c=30, eta_c=0.5, resamples=3,
+                                 held_out=1, update="simultaneous")  # fmt: skip
+    with pytest.raises(FloatingPointError, match="diverged='freeze'"):
+        memory_experiment(protocol=small, rng=0, progress=False)
+    run = memory_experiment(protocol=small.replace(diverged="freeze"), rng=0, progress=False)
+    steady = memory_experiment(protocol=small.replace(diverged="freeze", eta_c=1e-3), rng=0, progress=False)
+    assert run.diverged.all() and not steady.diverged.any()
+    assert np.isfinite(run.sigma).all() and not run.gram_valid[2].any()
+    broken = ~np.isfinite(run.loss)  # (epochs, 2, pairs): once non-finite, non-finite to the end
+    first = broken.argmax(axis=0)
+    assert all(broken[f:, i, p].all() for (i, p), f in np.ndenumerate(first))
+    np.testing.assert_array_equal(run.sigma[1], steady.sigma[1])  # A/B is the same; only C diverged
+    with pytest.raises(ValueError, match="diverged must be one of"):
+        MemoryProtocol(diverged="stop")

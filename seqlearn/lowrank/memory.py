@@ -73,6 +73,7 @@ _RESULTS = __all__[__all__.index("paper_results") :]  # given by memory_results,
 
 TIMES = ("start", "A/B", "C")
 SPLITS = ("labels", "pairs")
+DIVERGED = ("raise", "freeze")  # what a network whose loss becomes non-finite does
 GRAM_TOLERANCE = 1e-12  # a smallest eigenvalue above -this counts as positive semidefinite
 
 
@@ -99,6 +100,10 @@ class MemoryProtocol:
         Draw the twins' starts again until each is a positive definite Gram matrix (:func:`twin_start`);
         the paper's code does not check (and seed 0's pool run at its protocol lost a network whose
         start was none to a non-finite loss at epoch 117 of A/B, whatever the update and the read).
+    diverged : ``"raise"`` or ``"freeze"``
+        What a network whose loss becomes non-finite does: stop the run (``FloatingPointError``), or stop
+        learning, keeping its last finite overlaps and a non-finite loss from then on
+        (:attr:`MemoryExperiment.diverged`), so that a run can report how many networks left.
     max_step : float or None
         Cap on any overlap's change in one step (each network's step scaled down to it); the metric
         grows with the norms, so a fixed :math:`\eta` can overshoot once they have grown.
@@ -125,6 +130,7 @@ class MemoryProtocol:
     eta_c: float = 5e-3
     gram_start: bool = False
     max_step: float | None = None
+    diverged: str = "raise"
     update: str = "simultaneous"
     read: str = "before"
     split: str = "labels"
@@ -147,6 +153,7 @@ class MemoryProtocol:
         flag(self.gram_start, "gram_start")
         choice(self.update, "update", UPDATES)
         choice(self.read, "read", READS)
+        choice(self.diverged, "diverged", DIVERGED)
         choice(self.split, "split", SPLITS)
 
     @classmethod
@@ -208,6 +215,11 @@ class MemoryExperiment:
     smallest_eigenvalue: np.ndarray
     balance_drift: np.ndarray
     accuracy: dict[tuple[str, str], np.ndarray]
+
+    @property
+    def diverged(self) -> np.ndarray:
+        """Whether each network's loss became non-finite (``diverged="freeze"``), shape (2, pairs)."""
+        return ~np.isfinite(self.loss).all(axis=0)
 
     @property
     def gram_valid(self) -> np.ndarray:
@@ -292,33 +304,37 @@ def _balance(sigma: np.ndarray) -> np.ndarray:
     return sigma[..., OVERLAPS.index("uu")] - sigma[..., OVERLAPS.index("vv")]
 
 
-def _train(sigma, draw, epochs, eta, *, protocol, scale, drop_below, balance0, bar, phase):
+def _train(sigma, draw, epochs, eta, *, protocol, scale, drop_below, balance0, frozen, bar, phase):
     """``epochs`` steps of the overlap ODE for every network, ``draw()`` a batch per step.
 
     Each network's rate ``eta`` (nets,) is divided by 5 the first time its loss is below
     ``drop_below``; the gradient is ``scale`` times the masked MSE's. Returns the overlaps, the
-    losses ``(epochs, nets)``, the lowest Gram eigenvalue and the largest balance drift per network.
+    losses ``(epochs, nets)``, the lowest Gram eigenvalue, the largest balance drift and whether each network
+    is frozen (its loss non-finite now or before, ``frozen``; only with ``protocol.diverged == "freeze"``).
     """
     after = protocol.read == "after"
-    losses, dropped = [], np.zeros(len(eta), dtype=bool)
+    losses, dropped, frozen = [], np.zeros(len(eta), dtype=bool), frozen.copy()
     lowest, drift = _smallest_eigenvalue(sigma), np.zeros(len(eta))
     for epoch in range(epochs):
         loss, grad = _loss_gradient(sigma, draw(), protocol.dt, after)
         loss = scale * loss
-        if not np.isfinite(loss).all():
+        bad = ~np.isfinite(loss) | ~np.isfinite(grad).all(-1)
+        if bad.any() and protocol.diverged == "raise":
             raise FloatingPointError(
-                f"networks {np.flatnonzero(~np.isfinite(loss)).tolist()} diverged (non-finite loss) at epoch {epoch} "
-                f"of phase {phase}: lower the phase's eta or pass max_step"
+                f"networks {np.flatnonzero(bad).tolist()} diverged (non-finite loss) at epoch {epoch} "
+                f"of phase {phase}: lower the phase's eta, pass max_step, or diverged='freeze'"
             )
+        frozen |= bad
+        loss = np.where(frozen, np.inf, loss)  # a frozen network's loss stays non-finite
         newly = ~dropped & (loss < drop_below)
         eta, dropped = np.where(newly, eta / 5, eta), dropped | newly
-        step = scale * eta[:, None] * grad  # eta_n dL_n/dsigma_n: each update is linear in eta grad
+        step = np.where(frozen[:, None], 0.0, scale * eta[:, None] * grad)  # eta_n dL_n/dsigma_n; frozen: none
         sigma = _capped(sigma, update_step(sigma, step, 1.0, protocol.update), protocol.max_step)
         lowest = np.minimum(lowest, _smallest_eigenvalue(sigma))
         drift = np.maximum(drift, np.abs(_balance(sigma) - balance0))
         losses.append(loss)
         bar.update(1)
-    return sigma, np.array(losses), lowest, drift
+    return sigma, np.array(losses), lowest, drift, frozen
 
 
 def logistic_fit(X, y, *, C: float = 1.0, iterations: int = 30) -> np.ndarray:
@@ -451,12 +467,12 @@ def memory_experiment(
         ("A/B", draw_ab, protocol.epochs_ab, protocol.eta_ab, 1.0, protocol.drop_below),
         ("C", draw_c, protocol.epochs_c, protocol.eta_c, T * protocol.dt, -np.inf),
     ]
-    balance0 = _balance(sigma)
+    balance0, frozen = _balance(sigma), np.zeros(2 * pairs, dtype=bool)
     snapshots, losses, lowest, drifts = [sigma], [], [_smallest_eigenvalue(sigma)], []
     total = protocol.epochs_ab + protocol.epochs_c
     with tqdm(total=total, disable=not progress, desc="twins: A/B, then C", unit="epoch") as bar:
         for phase, draw, epochs, eta, scale, drop in phases:
-            sigma, loss, low, drift = _train(
+            sigma, loss, low, drift, frozen = _train(
                 sigma,
                 draw,
                 epochs,
@@ -465,6 +481,7 @@ def memory_experiment(
                 scale=scale,
                 drop_below=drop,
                 balance0=balance0,
+                frozen=frozen,
                 bar=bar,
                 phase=phase,
             )
