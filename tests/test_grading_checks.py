@@ -21,6 +21,15 @@ def _failure(check, fn, hidden=False) -> str:
     return str(info.value)
 
 
+def test_the_checks_re_export_the_comparison_the_chapters_import_from_them():
+    from seqlearn.grading import checks, comparison
+
+    assert set(comparison.__all__) <= set(checks.__all__)
+    for name in comparison.__all__:
+        assert getattr(checks, name) is getattr(comparison, name), name
+    assert compare(1.0, 1.5) == comparison.compare(1.0, 1.5) is not None
+
+
 def test_check_failure_renders_as_its_message_in_ipython():
     failure = CheckFailure("f failed visible case 1 of 2.\n    problem: x")
     assert isinstance(failure, AssertionError)

@@ -3,8 +3,10 @@
 * :mod:`seqlearn.grading.checks`: the generic machinery. :class:`FunctionCheck` describes an
   exercise (reference, fixed cases, random-case generator, hints); ``check(fn)`` runs the
   visible cases and ``check(fn, hidden=True)`` a fresh draw of hidden ones.
-  :func:`compare` finds the first difference between two results (floats with tolerances,
-  numpy arrays, torch tensors, mappings and Counters, lists and tuples).
+* :mod:`seqlearn.grading.comparison`: :func:`compare` finds the first difference between two
+  results (floats with tolerances, numpy arrays, torch tensors, mappings and Counters, lists and
+  tuples); :func:`~seqlearn.grading.comparison.matching_advice` names a usual mistake. The checks
+  re-export them (``from seqlearn.grading.checks import compare`` works).
 * :func:`reference`, :func:`student_code` and the rest of the guard, re-exported from
   :mod:`seqlearn.guard` (which the model modules import without loading the grader).
 * One module per chapter with its checks, e.g. :mod:`seqlearn.grading.ngram`, and
