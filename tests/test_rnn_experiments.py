@@ -149,3 +149,115 @@ def test_epochs_to_a_level_is_the_first_epoch_below_it_by_brute_force():
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="level must be"):
             cliff.epochs_to(bad)
+
+
+def tiny_long_agreement(seeds=(0, 1)):
+    from seqlearn.data import Vocab
+    from seqlearn.data.agreement import LongAgreement
+    from seqlearn.data.synthetic import ToyEnglish
+    from seqlearn.rnn.experiments import long_agreement_curves
+
+    task = LongAgreement(max_distance=7, short_fraction=0.5, attractor_rate=0.5)
+    V = len(Vocab(ToyEnglish.vocabulary()))
+    factories = {"Elman": lambda seed: rnn.RNNLM(V, embedding_dim=4, hidden_size=6, seed=seed)}
+    curves = long_agreement_curves(
+        factories, seeds, task=task, n_train=40, n_per_distance=4, width=3, batch_size=8, progress=False
+    )
+    return task, V, curves
+
+
+def test_long_agreement_curves_match_training_and_scoring_by_hand():
+    """One seed retrained with train_rnn_lm, scored one example at a time with seqlearn.lm.agreement_scorer,
+    and averaged over each bin of 3 distances by hand."""
+    from seqlearn.data import Vocab, encode_sentences
+    from seqlearn.data.synthetic import ToyEnglish
+    from seqlearn.lm import agreement_scorer
+
+    task, V, curves = tiny_long_agreement()
+    result = curves["Elman"]
+    assert result.seeds == (0, 1) and result.width == 3
+    assert result.bins.tolist() == [0, 3, 6] and result.accuracy.shape == (2, 3)
+    vocab = Vocab(ToyEnglish.vocabulary())
+    stream = encode_sentences(task.sample(40, rng=0), vocab)
+    lm = rnn.RNNLM(V, embedding_dim=4, hidden_size=6, seed=1)
+    rnn.train_rnn_lm(lm, stream, lr=1e-2, epochs=1, batch_size=8, clip_grad_norm=1.0, device="cpu", seed=1,
+                     progress=False)  # fmt: skip
+    score = agreement_scorer(lm, vocab)
+    examples = task.agreement_examples(range(8), n_per_distance=4, seed=1)
+    right = [score(ex.prefix, [ex.correct, ex.wrong]) for ex in examples]
+    correct = np.array([c > w for c, w in right])
+    distance = np.array([ex.distance for ex in examples])
+    expected = [correct[(distance >= b) & (distance < b + 3)].mean() for b in (0, 3, 6)]
+    np.testing.assert_allclose(result.accuracy[1], expected)
+    assert result.n_params == sum(p.numel() for p in lm.parameters())
+    assert result.mean_between(3) == pytest.approx(result.accuracy[:, 1:].mean())
+    assert result.mean_between(0, 3) == pytest.approx(result.accuracy[:, 0].mean())
+
+
+def test_long_agreement_curves_reject_bad_input():
+    from seqlearn.rnn.experiments import long_agreement_curves
+
+    factories = {"Elman": lambda seed: rnn.RNNLM(10, embedding_dim=2, hidden_size=2, seed=seed)}
+    with pytest.raises(TypeError, match="task"):
+        long_agreement_curves(factories, task="long")
+    with pytest.raises(ValueError, match="n_train"):
+        long_agreement_curves(factories, n_train=0)
+    with pytest.raises(TypeError, match="width"):
+        long_agreement_curves(factories, width=2.5)
+
+
+def test_distance_agreement_mean_between_names_empty_ranges():
+    from seqlearn.rnn.experiments import DistanceAgreement
+
+    result = DistanceAgreement(np.array([0, 10, 20]), 10, (0,), np.array([[1.0, 0.75, 0.5]]), 5, (1.0,))
+    assert result.mean_between(10) == pytest.approx(0.625)
+    assert result.mean_between(0, 20) == pytest.approx(0.875)
+    with pytest.raises(ValueError, match="no bin starts"):
+        result.mean_between(30)
+    with pytest.raises(ValueError, match="high"):
+        result.mean_between(10, 10)
+
+
+def test_subject_signal_is_the_norm_of_the_autograd_jacobian_from_subject_to_verb():
+    """d(h_T)/d(h_{T-d}) by float64 autograd through the model's own cell, stepped from the subject's state."""
+    from seqlearn.data import Vocab
+    from seqlearn.data.agreement import LongAgreement
+    from seqlearn.data.synthetic import ToyEnglish
+    from seqlearn.rnn.experiments import subject_signal
+
+    vocab = Vocab(ToyEnglish.vocabulary())
+    lm = rnn.RNNLM(len(vocab), embedding_dim=4, hidden_size=5, rho=1.3, seed=0).double()
+    examples = LongAgreement(max_distance=6).agreement_examples([0, 2, 6], n_per_distance=2, seed=3)
+    norms = subject_signal(lm, vocab, examples)
+    cell = lm.rnn
+    for ex, norm in zip(examples, norms):
+        ids = torch.as_tensor(np.concatenate([[Vocab.bos_id], vocab.encode(list(ex.prefix))]))
+        x = lm.E[ids].detach()  # (T, m)
+        h = torch.zeros(5, dtype=torch.float64)
+        for t in range(len(ids) - ex.distance):
+            h = torch.tanh(cell.W_hh @ h + cell.W_xh @ x[t] + cell.b_h)
+
+        T, d = len(ids), ex.distance
+
+        def rest(h, x=x, T=T, d=d):
+            for t in range(T - d, T):
+                h = torch.tanh(cell.W_hh @ h + cell.W_xh @ x[t] + cell.b_h)
+            return h
+
+        J = torch.autograd.functional.jacobian(rest, h.detach()).detach().numpy()
+        assert norm == pytest.approx(np.linalg.norm(J, 2), rel=1e-9)
+    assert norms[0] == norms[1] == 1.0  # distance 0: no step between subject and verb
+
+
+def test_subject_signal_rejects_bad_input():
+    from seqlearn.data import Vocab
+    from seqlearn.data.synthetic import ToyEnglish
+    from seqlearn.rnn.experiments import subject_signal
+
+    vocab = Vocab(ToyEnglish.vocabulary())
+    with pytest.raises(TypeError, match="model"):
+        subject_signal(object(), vocab, [])
+    with pytest.raises(TypeError, match="vocab"):
+        subject_signal(rnn.RNNLM(len(vocab), embedding_dim=2, hidden_size=2), "vocab", [])
+    with pytest.raises(ValueError, match="examples"):
+        subject_signal(rnn.RNNLM(len(vocab), embedding_dim=2, hidden_size=2), vocab, [])

@@ -7,13 +7,18 @@ the adding problem (:func:`seqlearn.tasks.adding_problem`, baseline
 copy task (:func:`seqlearn.tasks.copy_task`, baseline :math:`k \log n / (T + 2k)`,
 :func:`seqlearn.tasks.copy_baseline_loss`). Chapter 3 runs it with the Elman network,
 Chapter 4 with LSTMs and GRUs (``make_model``).
+
+:func:`long_agreement_curves` trains language models on
+:class:`seqlearn.data.agreement.LongAgreement` (subjects up to 80 words before their verbs) and
+returns their agreement accuracy per bin of distance, a :class:`DistanceAgreement` per model:
+where a network stops carrying the subject's number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from torch import nn
@@ -24,9 +29,23 @@ from ..validation import choice, flag, integer, real
 from .model import SequenceRNN
 from .train import fit_task
 
-__all__ = ["CLIFF_TASKS", "TaskCliff", "task_cliff", "task_data", "TruncationAgreement", "truncated_bptt_agreement"]
+__all__ = [
+    "CLIFF_TASKS",
+    "TaskCliff",
+    "task_cliff",
+    "task_data",
+    "TruncationAgreement",
+    "truncated_bptt_agreement",
+    "LONG_AGREEMENT",
+    "DistanceAgreement",
+    "long_agreement_curves",
+    "subject_signal",
+]
 
 CLIFF_TASKS = ("adding", "copy")
+
+LONG_AGREEMENT: dict[str, Any] = {"max_distance": 80, "short_fraction": 0.6, "attractor_rate": 0.5}
+"""The long-distance agreement task of Chapters 3, 4 and 7 (:class:`seqlearn.data.agreement.LongAgreement`)."""
 
 
 @dataclass(frozen=True)
@@ -224,3 +243,145 @@ def truncated_bptt_agreement(
             by_distance = agreement_accuracy(score, examples)
             accuracy[i, j] = [by_distance[d] for d in distances]
     return TruncationAgreement(ks, seeds, distances, accuracy)
+
+
+@dataclass(frozen=True)
+class DistanceAgreement:
+    """Agreement accuracy of one model per seed (rows) and bin of subject-verb distances (columns).
+
+    ``accuracy[i, j]`` is the share of the evaluation items at distances
+    :math:`[b_j, b_j + w)` on which the model trained with ``seeds[i]`` prefers the agreeing verb
+    (chance: 1/2), with :math:`b_j` = ``bins[j]`` and :math:`w` = ``width``.
+    """
+
+    bins: np.ndarray  # (K,) the first distance of each bin
+    width: int
+    seeds: tuple[int, ...]
+    accuracy: np.ndarray  # (len(seeds), K)
+    n_params: int
+    final_loss: tuple[float, ...]  # per seed, nats per token
+    model: nn.Module | None = None  # the model trained with seeds[0]
+
+    def mean_between(self, low: int, high: int | None = None) -> float:
+        """The mean over seeds and bins of the bins that start in ``[low, high)`` (``high=None``: no upper end)."""
+        low = integer(low, "low", low=0)
+        inside = self.bins >= low
+        if high is not None:
+            inside &= self.bins < integer(high, "high", low=low + 1)
+        if not inside.any():
+            raise ValueError(f"no bin starts in [{low}, {high}): the bins start at {self.bins.tolist()}")
+        return float(self.accuracy[:, inside].mean())
+
+
+def long_agreement_curves(
+    factories,
+    seeds=(0, 1),
+    *,
+    task=None,
+    n_train: int = 12_000,
+    n_per_distance: int = 10,
+    width: int = 10,
+    lr: float = 1e-2,
+    batch_size: int = 32,
+    device="cpu",
+    progress: bool = True,
+) -> dict[str, DistanceAgreement]:
+    r"""Train each language model once over long-distance agreement text; its accuracy per bin of distance.
+
+    The training text is ``n_train`` sentences of ``task`` (a
+    :class:`~seqlearn.data.agreement.LongAgreement`, by default :data:`LONG_AGREEMENT`'s) drawn
+    with seed 0 over :meth:`ToyEnglish.vocabulary <seqlearn.data.synthetic.ToyEnglish.vocabulary>`;
+    the evaluation set holds ``n_per_distance`` items at every distance
+    :math:`0, \dots, d_{\max}` (seed 1). :func:`seqlearn.rnn.agreement_race` trains
+    ``factories[name](seed)`` for every seed with Adam (``lr``, gradient norm clipped at 1) for
+    one pass in batches of ``batch_size``, :math:`\lceil n_{\text{train}} / B \rceil` updates,
+    and scores it; :func:`seqlearn.data.agreement.binned_accuracy` groups the accuracies into bins
+    of ``width`` distances. These are Chapter 7's settings, so the chapters' curves agree.
+
+    Parameters
+    ----------
+    factories : mapping name -> callable
+        ``factories[name](seed)`` builds a fresh language model over ``len(vocab)`` tokens, where
+        ``vocab = Vocab(ToyEnglish.vocabulary())``.
+    seeds : sequence of int
+
+    Returns
+    -------
+    dict
+        ``{name: DistanceAgreement}``.
+    """
+    from ..data import Vocab, encode_sentences
+    from ..data.agreement import LongAgreement, binned_accuracy
+    from ..data.synthetic import ToyEnglish
+    from .race import agreement_race
+
+    task = LongAgreement(**LONG_AGREEMENT) if task is None else task
+    if not isinstance(task, LongAgreement):
+        raise TypeError(f"task must be a seqlearn.data.agreement.LongAgreement, got {type(task).__name__}")
+    n_train = integer(n_train, "n_train", low=1)
+    width = integer(width, "width", low=1)
+    vocab = Vocab(ToyEnglish.vocabulary())
+    train = encode_sentences(task.sample(n_train, rng=0), vocab)
+    examples = task.agreement_examples(range(task.max_distance + 1), n_per_distance=n_per_distance, seed=1)
+    race = agreement_race(
+        factories, train, vocab, examples, seeds=seeds, lr=lr, epochs=1, batch_size=batch_size,
+        device=device, progress=progress,
+    )  # fmt: skip
+    curves = {}
+    for name, runs in race.accuracy.items():
+        binned = [binned_accuracy(run, examples, width=width) for run in runs]
+        curves[name] = DistanceAgreement(
+            np.array(list(binned[0])), width, tuple(race.seeds),
+            np.array([list(b.values()) for b in binned]), race.n_params[name], tuple(race.final_loss[name]),
+            race.models[name],
+        )  # fmt: skip
+    return curves
+
+
+def subject_signal(model, vocab, examples) -> np.ndarray:
+    r"""How much of the subject's state reaches the verb: :math:`\lVert \partial h_T / \partial h_{T-d} \rVert_2`.
+
+    For an example whose subject's head noun stands :math:`d` words before the verb, the Elman
+    language model reads ``<s> prefix``; :math:`h_T` is its state after the last word of the
+    prefix (the state that predicts the verb) and :math:`h_{T-d}` its state after the head noun.
+    The norm of the product of the :math:`d` step Jacobians between them,
+
+    .. math::
+        \Big\lVert \prod_{j=T-d+1}^{T} J_j \Big\rVert_2, \qquad J_j = \operatorname{diag}\big(\phi'(z_j)\big)\, W_{hh},
+
+    bounds how much a change of :math:`h_{T-d}` (what the subject wrote into the state) moves
+    :math:`h_T`, and, transposed, how much of the verb's error reaches the subject in BPTT
+    (section 3 of Chapter 3). Computed in float64 with :func:`seqlearn.rnn.elman_preactivations`,
+    :func:`seqlearn.rnn.step_jacobians` and :func:`seqlearn.rnn.product_norms_vs_lag` from the
+    model's embedding :math:`E` and recurrent weights.
+
+    Parameters
+    ----------
+    model : RNNLM
+        An Elman language model (:class:`seqlearn.rnn.model.RNNLM`).
+    vocab : Vocab
+    examples : sequence of AgreementExample
+
+    Returns
+    -------
+    (N,) array, one norm per example (1 at :math:`d = 0`).
+    """
+    from ..data import Vocab
+    from .elman import elman_preactivations
+    from .jacobians import product_norms_vs_lag, step_jacobians
+    from .model import RNNLM
+    from .race import _check_examples
+
+    if not isinstance(model, RNNLM):
+        raise TypeError(f"model must be a seqlearn.rnn.RNNLM (an Elman language model), got {type(model).__name__}")
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"vocab must be a seqlearn.data.Vocab, got {type(vocab).__name__}")
+    examples = _check_examples(examples)
+    cell, phi = model.rnn, model.rnn.nonlinearity
+    E, W_hh, W_xh, b_h = (p.detach().cpu().double().numpy() for p in (model.E, cell.W_hh, cell.W_xh, cell.b_h))
+    norms = []
+    for ex in examples:
+        ids = np.concatenate([[Vocab.bos_id], vocab.encode(list(ex.prefix))])  # (T,)
+        z = elman_preactivations(E[ids], np.zeros(len(b_h)), W_hh, W_xh, b_h, phi)  # (T, H)
+        norms.append(product_norms_vs_lag(step_jacobians(z, W_hh, phi), max_lag=ex.distance)[ex.distance])
+    return np.array(norms)
