@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from seqlearn.lowrank.overlaps import OVERLAPS
-from seqlearn.viz.lowrank import LABEL, plot_forgetting, plot_learning_filter, plot_twin_panels, plot_twins
+from seqlearn.viz.lowrank import (
+    LABEL,
+    plot_forgetting,
+    plot_learning_filter,
+    plot_memory_decoding,
+    plot_twin_panels,
+    plot_twins,
+)
 
 E = 6
 RNG = np.random.default_rng(0)
@@ -169,3 +176,43 @@ def test_twin_panels_with_and_without_a_twin():
 def test_twin_panels_refuse_bad_input(args, kwargs, error, words):
     with pytest.raises(error, match=words):
         plot_twin_panels(*args, **{"smallest": 0.1, "product": 0.8, **kwargs})
+
+
+def test_the_colour_bars_labels_end_left_of_the_loss_panels_label():
+    metric = np.diag(np.r_[np.full(4, 2.0), np.full(6, 4.0)]) + 0.03  # entries up to 4: labels like 3.2
+    fig, axes = plot_learning_filter(metric, LOSSES, SIGMA, SIGMA_ODE, (1.0, 0.8, 0.8), eta=0.05)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    colour_bar = axes[0].images[0].colorbar.ax
+    labels_end = max(t.get_window_extent(renderer).x1 for t in colour_bar.get_yticklabels() if t.get_text())
+    assert labels_end < axes[1].yaxis.label.get_window_extent(renderer).x0
+
+
+LIVE = {("live", "visible"): np.array([0.5, 0.75, 1.0]), ("live", "invisible"): np.array([1.0, 1.0, 0.75])}
+
+
+@pytest.mark.parametrize("seeds", [1, 3])
+def test_memory_decoding_draws_a_bar_per_decoder_and_a_dot_per_seed(seeds):
+    shipped = {("paper", kind): np.linspace(0.6, 0.9, seeds) for kind in ("visible", "invisible")}
+    _, ax = plot_memory_decoding(LIVE, shipped)
+    heights = [bar.get_height() for bar in ax.patches]
+    np.testing.assert_allclose(heights, [0.75, 11 / 12, *[np.linspace(0.6, 0.9, seeds).mean()] * 2])
+    dots = [line for line in ax.get_lines() if line.get_marker() == "."]
+    assert [len(line.get_xdata()) for line in dots] == [seeds, seeds]
+    np.testing.assert_allclose(dots[1].get_ydata(), shipped["paper", "invisible"])
+    assert f"{seeds} seed(s)" in ax.get_title()
+    assert {"visible overlaps", "invisible overlaps", "one seed", "chance"} == {
+        t.get_text() for t in ax.get_legend().get_texts()}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "live, match",
+    [
+        ({}, "live must be a non-empty mapping"),
+        ({("live", "hidden"): [0.5]}, "keys must be"),
+        ({("live", "visible"): [1.5]}, r"accuracies in \[0, 1\]"),
+    ],
+)
+def test_memory_decoding_refuses_bad_accuracies(live, match):
+    with pytest.raises(ValueError, match=match):
+        plot_memory_decoding(live, {("paper", "visible"): [0.5]})

@@ -24,6 +24,7 @@ __all__ = [
     "plot_twins",
     "plot_forgetting",
     "plot_twin_panels",
+    "plot_memory_decoding",
 ]
 
 LABEL = {name: rf"$\sigma_{{{name}}}$" for name in OVERLAPS}
@@ -119,11 +120,12 @@ def plot_learning_filter(G_bar, losses, sigma_network, sigma_ode, solution, *, e
     eta = real(eta, "eta", low=0.0, low_open=True)
     fig = plt.figure(figsize=(15, 7.6))
     grid = fig.add_gridspec(2, 3, wspace=0.32, hspace=0.42)
-    axes = [fig.add_subplot(grid[0, 0])]
+    top = grid[0, :].subgridspec(1, 2, width_ratios=(1, 2), wspace=0.45)  # room for the colour bar's labels
+    axes = [fig.add_subplot(top[0])]
     image = metric_heatmap(axes[0], G_bar)  # half-decade colour bins: the 2s, the 4s and the O(1/sqrt N) terms
     axes[0].set(title=r"the metric $\bar G(\sigma)$ at initialisation")
     fig.colorbar(image, ax=axes[0], fraction=0.046)
-    axes.append(fig.add_subplot(grid[0, 1:]))
+    axes.append(fig.add_subplot(top[1]))
     epochs = np.arange(E + 1)
     for (label, loss), style in zip(curves.items(), styles):
         axes[1].loglog(epochs[1:], loss[1:], style, lw=2 if style == "-" else 1.5, label=label)
@@ -328,3 +330,56 @@ def plot_twin_panels(base_loss, base_sigma, twin_loss=None, twin_sigma=None, *, 
     for ax in axes:
         ax.legend(fontsize=8)
     return fig, axes
+
+
+def plot_memory_decoding(live, shipped):
+    r"""Which task came first, decoded after C: a live run's accuracies and a shipped file's, one bar per decoder.
+
+    Visible decoders are blue, invisible orange. A live bar is the mean over the decoder's random splits, its
+    error bar their standard deviation; a shipped bar is the mean over seeds, with each seed's mean as a black
+    dot (one dot for a file of one seed). The dotted line is chance.
+
+    Parameters
+    ----------
+    live : mapping (label, features) -> array, shape (resamples,)
+        Test accuracies of each split, ``features`` ``"visible"`` or ``"invisible"``.
+    shipped : mapping (label, features) -> array, shape (seeds,)
+        Each seed's mean accuracy (:func:`seqlearn.lowrank.memory_results.memory_summary`).
+
+    Returns
+    -------
+    fig, ax : Figure and its Axes
+    """
+    import matplotlib.pyplot as plt
+
+    bars = {**_accuracies(live, "live"), **_accuracies(shipped, "shipped")}
+    seeds = {len(values) for key, values in bars.items() if key in shipped}
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    for k, ((label, kind), acc) in enumerate(bars.items()):
+        colour = "C0" if kind == "visible" else "C1"
+        if (label, kind) in shipped:
+            ax.bar(k, acc.mean(), color=colour, alpha=0.8)
+            ax.plot(np.full(len(acc), k), acc, "k.", ms=6, label="one seed" if k == len(live) else None)
+        else:
+            ax.bar(k, acc.mean(), yerr=acc.std(), capsize=3, color=colour, label=f"{kind} overlaps" if k < 2 else None)
+    ax.axhline(0.5, color="k", ls=":", lw=1, label="chance")
+    ax.set_xticks(range(len(bars)), [label.replace(", ", "\n") for label, _ in bars], fontsize=8)
+    title = f"which task came first? (held-out pairs; shipped: {', '.join(map(str, sorted(seeds)))} seed(s))"
+    ax.set(ylabel="decoding accuracy after C", ylim=(0, 1.1), title=title)
+    ax.legend(fontsize=8, ncol=4, loc="lower right")
+    return fig, ax
+
+
+def _accuracies(decoded, name: str) -> dict:
+    """``decoded`` checked: a non-empty mapping (label, ``"visible"``/``"invisible"``) -> 1-D accuracies in [0, 1]."""
+    if not isinstance(decoded, Mapping) or not decoded:
+        raise ValueError(f"{name} must be a non-empty mapping (label, features) -> accuracies")
+    out = {}
+    for key, values in decoded.items():
+        if not (isinstance(key, tuple) and len(key) == 2 and key[1] in ("visible", "invisible")):
+            raise ValueError(f"{name}'s keys must be (label, 'visible' or 'invisible'), got {key!r}")
+        values = real_array(values, f"{name}[{key!r}]", ndim=1)
+        if len(values) == 0 or values.min() < 0 or values.max() > 1:
+            raise ValueError(f"{name}[{key!r}] must hold accuracies in [0, 1], got {values}")
+        out[key] = values
+    return out
