@@ -11,7 +11,7 @@ from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy
 from seqlearn.gated import GatedLM
 from seqlearn.lm import agreement_scorer
 from seqlearn.rnn import RNNLM
-from seqlearn.rnn.race import agreement_race, batched_agreement_scorer
+from seqlearn.rnn.race import RaceResult, agreement_race, batched_agreement_scorer, read_race, write_race
 
 VOCAB = Vocab(ToyEnglish.vocabulary())
 TASK = LongAgreement(max_distance=15)
@@ -60,3 +60,33 @@ def test_bad_inputs_are_refused():
         batched_agreement_scorer(model, VOCAB, ["the cat"])
     with pytest.raises(ValueError, match="factories is empty"):
         agreement_race({}, np.array([1, 5, 2]), VOCAB, examples)
+
+
+def test_a_written_race_reads_back_equal_without_models(tmp_path):
+    result = RaceResult(
+        {"gru": [{0: 1.0, 5: 0.5}, {0: 0.75, 5: 0.25}], "elman": [{0: 0.5, 5: 0.0}, {0: 1.0, 5: 0.5}]},
+        [3, 4],
+        {"gru": 120, "elman": 80},
+        final_loss={"gru": [2.5, 2.25], "elman": [3.0, 2.75]},
+        seconds={"gru": 1.25, "elman": 2.0},
+        models={"gru": RNNLM(len(VOCAB), 4, 4, seed=0)},
+    )
+    path = write_race(result, tmp_path / "race.json", command="python -m x", config={"batch_size": 4})
+    back = read_race(path, config={"batch_size": 4})
+    assert back.accuracy == result.accuracy and back.seeds == [3, 4] and back.n_params == result.n_params
+    assert back.final_loss == result.final_loss and back.seconds == {"gru": 1.2, "elman": 2.0}
+    assert back.models == {} and back.config == {"batch_size": 4}
+    assert back.provenance["command"] == "python -m x" and back.provenance["seconds"] == 3.2
+    assert {"platform", "cpu_count"} <= set(back.provenance["machine"])
+    np.testing.assert_array_equal(back.accuracy_array("elman")[1], [[0.5, 0.0], [1.0, 0.5]])
+    with pytest.raises(ValueError, match="batch_size"):
+        read_race(path, config={"batch_size": 32})
+
+
+def test_writing_a_race_refuses_what_is_not_one(tmp_path):
+    with pytest.raises(TypeError, match="RaceResult"):
+        write_race({"gru": []}, tmp_path / "race.json", command="x")
+    with pytest.raises(ValueError, match="no model"):
+        write_race(RaceResult({}, [0], {}), tmp_path / "race.json", command="x")
+    with pytest.raises(FileNotFoundError):
+        read_race(tmp_path / "missing.json")

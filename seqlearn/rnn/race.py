@@ -6,7 +6,10 @@ r"""Recurrent and attention language models at one budget, scored on long-distan
   :func:`seqlearn.lm.agreement_scorer`, many times faster);
 * :func:`agreement_race`: train each model of a set of factories on the same text with
   :func:`seqlearn.rnn.train_rnn_lm` (the same number of updates for each), for several seeds, and
-  score agreement per distance. Chapters 3, 4 and 7 run it on :class:`seqlearn.data.agreement.LongAgreement`.
+  score agreement per distance. Chapters 3, 4 and 7 run it on :class:`seqlearn.data.agreement.LongAgreement`;
+* :func:`write_race` and :func:`read_race`: a race too long for Binder, shipped as
+  ``chapters/results/<name>.json`` (its accuracies, configuration, and the command, machine and time
+  that made it, as :mod:`seqlearn.results` writes them) and read back as a :class:`RaceResult` without models.
 """
 
 from __future__ import annotations
@@ -19,11 +22,15 @@ import numpy as np
 
 from ..data.synthetic import AgreementExample, agreement_accuracy
 from ..data.vocab import Vocab
+from ..results import read_results, write_results
 from ..validation import integer
 from .model import RecurrentLM
 from .train import train_rnn_lm
 
-__all__ = ["batched_agreement_scorer", "RaceResult", "agreement_race"]
+__all__ = ["batched_agreement_scorer", "RaceResult", "agreement_race", "RACE_RESULTS", "write_race", "read_race"]
+
+RACE_RESULTS = "agreement_race"
+"""The experiment name of a shipped race (:func:`seqlearn.results.read_results`)."""
 
 
 def _check_examples(examples) -> list[AgreementExample]:
@@ -98,7 +105,11 @@ class RaceResult:
     seconds : dict
         ``seconds[name]``: wall time of training and scoring, all seeds together.
     models : dict
-        ``models[name]``: the model trained with the first seed.
+        ``models[name]``: the model trained with the first seed (empty when read from a file).
+    config : dict
+        What the race was run with, when it was read from a file (:func:`read_race`).
+    provenance : dict
+        The command, machine, time and date that made a shipped race (:func:`read_race`).
     """
 
     accuracy: dict[str, list[dict[int, float]]]
@@ -107,6 +118,8 @@ class RaceResult:
     final_loss: dict[str, list[float]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     models: dict[str, RecurrentLM] = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
 
     def accuracy_array(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """``(distances (K,), accuracies (n_seeds, K))`` of model ``name``."""
@@ -167,3 +180,53 @@ def agreement_race(
         result.n_params[name] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         result.models.setdefault(name, model)
     return result
+
+
+def write_race(result: RaceResult, path, *, command: str, config=None, seconds: float | None = None):
+    """Write ``result``'s numbers (not its models) to ``path`` as a shipped result; return the path.
+
+    The document (:func:`seqlearn.results.write_results`, experiment :data:`RACE_RESULTS`) holds
+    the seeds, the distances, ``accuracy[name]`` as a list per seed of accuracies per distance,
+    the parameters, final losses and seconds of each model, ``config`` (what the race was run
+    with, so a reader can check it) and the provenance: ``command``, the machine and ``seconds``
+    (by default the sum of the models' times).
+    """
+    if not isinstance(result, RaceResult):
+        raise TypeError(f"result must be a RaceResult, got {type(result).__name__}")
+    if not result.accuracy:
+        raise ValueError("result has no model: nothing to write")
+    distances = sorted(next(iter(result.accuracy.values()))[0])
+    numbers = {
+        "seeds": list(result.seeds),
+        "distances": distances,
+        "accuracy": {name: result.accuracy_array(name)[1].tolist() for name in result.accuracy},
+        "n_params": dict(result.n_params),
+        "final_loss": {name: [float(x) for x in losses] for name, losses in result.final_loss.items()},
+        "seconds": {name: round(float(s), 1) for name, s in result.seconds.items()},
+    }
+    total = sum(result.seconds.values()) if seconds is None else seconds
+    return write_results(path, RACE_RESULTS, dict(config or {}), numbers, command=command, seconds=total)
+
+
+def read_race(path, config=None) -> RaceResult:
+    """The :class:`RaceResult` that :func:`write_race` wrote to ``path``, without models.
+
+    Given ``config``, the file must have been made with it (a ``ValueError`` names the keys that
+    differ); ``result.config`` and ``result.provenance`` say how it was made.
+    """
+    shipped = read_results(path, RACE_RESULTS, config)
+    numbers = shipped.results
+    distances = [int(d) for d in numbers["distances"]]
+    accuracy = {
+        name: [dict(zip(distances, map(float, run), strict=True)) for run in runs]
+        for name, runs in numbers["accuracy"].items()
+    }
+    return RaceResult(
+        accuracy,
+        [int(s) for s in numbers["seeds"]],
+        {name: int(n) for name, n in numbers["n_params"].items()},
+        final_loss={name: list(losses) for name, losses in numbers["final_loss"].items()},
+        seconds={name: float(s) for name, s in numbers["seconds"].items()},
+        config=shipped.config,
+        provenance=shipped.provenance,
+    )
