@@ -539,6 +539,37 @@ def _norm_after(grads, threshold):
     return clipped, my_clip_grad_norm(clipped, 1e300)[1]
 
 
+def my_radius_sweep(radii, Q, x, W_xh, b_h, h0, K, phi="tanh", h=None):
+    """From its own forward pass (whatever states it is given): Part 3's products of its own step Jacobians."""
+    rows = []
+    for rho in radii:
+        z, _ = _forward(x, h0, rho * Q, W_xh, b_h, phi)
+        J = np.array([_act_prime(z_t, phi)[:, None] * (rho * Q) for z_t in z])
+        rows.append(my_product_norms_vs_lag(J, max_lag=K))
+    return np.array(rows)
+
+
+def _sweep_mistake(
+    product_of_norms=False, reverse=False, norm=lambda P: np.linalg.norm(P, 2), slopes=True, from_start=False
+):
+    """radius_sweep with one usual mistake."""
+
+    def wrong(radii, Q, x, W_xh, b_h, h0, K, phi="tanh", h=None):
+        rows = []
+        for rho in radii:
+            z, _ = _forward(x, h0, rho * Q, W_xh, b_h, phi)
+            J = [(_act_prime(z_t, phi) if slopes else np.ones_like(z_t))[:, None] * (rho * Q) for z_t in z]
+            steps = J[:K] if from_start else J[::-1][:K]  # J_T, J_{T-1}, ... (or J_1, J_2, ... from the start)
+            P, row = np.eye(len(h0)), [norm(np.eye(len(h0)))]
+            for J_t in steps:
+                P = J_t @ P if reverse else P @ J_t
+                row.append(row[-1] * norm(J_t) if product_of_norms else norm(P))
+            rows.append(row)
+        return np.array(rows)
+
+    return wrong
+
+
 def _regime(value):
     return "vanishing" if value < 1.0 - 1e-12 else "may explode" if value > 1.0 + 1e-12 else "boundary"
 
@@ -664,6 +695,13 @@ RNN_MISTAKES = {
         ),
         "a bool": (lambda W_hh, phi="tanh": "yes", "one of the three strings"),
     },
+    "radius_sweep": {
+        "product of norms": (_sweep_mistake(product_of_norms=True), "not the product of their norms"),
+        "reverse order": (_sweep_mistake(reverse=True), "goes on the RIGHT"),
+        "Frobenius": (_sweep_mistake(norm=np.linalg.norm), "Frobenius"),
+        "forgot phi'": (_sweep_mistake(slopes=False), "1 - h_t^2"),
+        "lags from the start": (_sweep_mistake(from_start=True), "count back from the last step"),
+    },
 }
 
 # ============================================================================= Chapter 4: LSTM, GRU, ESN
@@ -724,6 +762,38 @@ def my_memory_capacity(states, u, k_max):
         w = np.linalg.lstsq(Z[:n_train], u[t - k][:n_train], rcond=None)[0]
         r2.append(np.corrcoef(Z[n_train:] @ w, u[t - k][n_train:])[0, 1] ** 2)
     return float(sum(r2)), np.array(r2)
+
+
+def _my_curve(
+    W, w_in, u, radii, leak_rate, k_max, washout, n_train, *, first=1, in_sample=False, square=True, swap=False
+):
+    """One radius at a time, states as columns, one lstsq per delay, r^2 by np.corrcoef; or a usual mistake."""
+    a = 1.0 - leak_rate if swap else leak_rate
+    curves = []
+    for rho in radii:
+        x, states = np.zeros(len(w_in)), []
+        for u_t in u:
+            x = (1 - a) * x + a * (rho * (W @ x) + w_in * u_t)
+            states.append(x)
+        Z = np.column_stack([np.ones(len(u) - washout), np.array(states)[washout:]])
+        score = slice(0, n_train) if in_sample else slice(n_train, None)
+        row = []
+        for k in range(first, first + k_max):
+            y = u[washout - k : len(u) - k]
+            w = np.linalg.lstsq(Z[:n_train], y[:n_train], rcond=None)[0]
+            r = np.corrcoef(Z[score] @ w, y[score])[0, 1]
+            row.append(r**2 if square else r)
+        curves.append(row)
+    r2 = np.array(curves)
+    return r2.sum(axis=1), r2
+
+
+def my_memory_curve(W, w_in, u, radii, leak_rate, k_max, washout, n_train):
+    return _my_curve(W, w_in, u, radii, leak_rate, k_max, washout, n_train)
+
+
+def _curve_mistake(**mistake):
+    return lambda *args, **kwargs: _my_curve(*args, **kwargs, **mistake)
 
 
 def _lstm_mistake(**mistake):
@@ -880,6 +950,12 @@ GATED_MISTAKES = {
         "1 - SSE/SST": (_memory_mistake(determination=True), "not the coefficient of determination"),
         "swapped": (_memory_mistake(swapped=True), "in the order (mc, r2)"),
     },
+    "memory_curve": {
+        "delays from 0": (_curve_mistake(first=0), "the delays are k = 1, ..., k_max"),
+        "r, not r^2": (_curve_mistake(square=False), "not the correlation itself"),
+        "in-sample": (_curve_mistake(in_sample=True), "score each readout on the steps after the first n_train"),
+        "leak on the old state": (_curve_mistake(swap=True), "the leak rate a weights the NEW term"),
+    },
 }
 
 
@@ -999,8 +1075,28 @@ def _my_closed_form(N, envelope, param, alpha, *, rate=None, log=np.log):
     return float(H) if N.ndim == 0 else H
 
 
-def my_window_closed_form(N, envelope, param, alpha):
-    return _my_closed_form(N, envelope, param, alpha)
+def my_window_closed_form(N, envelope, param, alpha, kappa=None):
+    """With the kappa it is given (Part 1's, by the reference), as the notebook's answer does."""
+    return _my_closed_form(N, envelope, param, alpha, rate=None if kappa is None else 1.0 / kappa)
+
+
+def my_spread_exponent(x, sizes):
+    """Size by size: the means of each run's first N samples, their quartiles, then np.polyfit's slope."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2 or x.shape[0] < 8:
+        raise ValueError("x must hold at least 8 runs")
+    sizes = np.asarray(sizes)
+    if sizes.min() < 1 or sizes.max() > x.shape[1] or len(set(sizes.tolist())) < 2:
+        raise ValueError("sizes must lie in [1, n], two of them different")
+    spread = [np.subtract(*np.quantile(x[:, :N].mean(axis=1), [0.75, 0.25])) for N in sizes]
+    return float(np.polyfit(np.log(sizes), np.log(spread), 1)[0])
+
+
+def _spread_by(x, sizes, spread):
+    """The exponent with another spread of the means (a usual mistake)."""
+    sizes = np.asarray(sizes)
+    means = np.cumsum(np.asarray(x, dtype=float), axis=1)[:, sizes - 1] / sizes
+    return float(np.polyfit(np.log(sizes), np.log(spread(means, x, sizes)), 1)[0])
 
 
 LEARNABILITY_MISTAKES = {
@@ -1084,16 +1180,30 @@ LEARNABILITY_MISTAKES = {
     },
     "window_closed_form": {
         "alpha for kappa": (
-            lambda N, envelope, param, alpha: _my_closed_form(N, envelope, param, alpha, rate=1.0 / alpha),
+            lambda N, envelope, param, alpha, kappa=None: _my_closed_form(N, envelope, param, alpha, rate=1 / alpha),
             "not alpha",
         ),
         "kappa inverted": (
-            lambda N, envelope, param, alpha: _my_closed_form(N, envelope, param, alpha, rate=alpha / (alpha - 1.0)),
+            lambda N, envelope, param, alpha, kappa=None: _my_closed_form(
+                N, envelope, param, alpha, rate=alpha / (alpha - 1.0)
+            ),
             "not by its inverse",
         ),
         "log10": (
-            lambda N, envelope, param, alpha: _my_closed_form(N, envelope, param, alpha, log=np.log10),
+            lambda N, envelope, param, alpha, kappa=None: _my_closed_form(N, envelope, param, alpha, log=np.log10),
             "not log10",
+        ),
+    },
+    "spread_exponent": {
+        "spread of the samples": (
+            lambda x, sizes: _spread_by(
+                x, sizes, lambda means, x, sizes: [np.subtract(*np.quantile(x[:, :N], [0.75, 0.25])) for N in sizes]
+            ),
+            "the MEANS",
+        ),
+        "std": (
+            lambda x, sizes: _spread_by(x, sizes, lambda means, x, sizes: means.std(axis=0)),
+            "np.std",
         ),
     },
 }
@@ -1199,6 +1309,30 @@ def my_invariant_I1(sigma):
     return _my_I1(sigma)
 
 
+def _my_drift(z, m, y, eta, steps, *, sequential=False, rate=lambda N: 1.0, after=False, sign=-1.0):
+    """Step by step with the overlaps of the moment; the usual mistakes as options."""
+    z, m = np.array(z, dtype=float), np.array(m, dtype=float)
+    if z.shape != m.shape or not eta > 0 or steps < 1:
+        raise ValueError("z and m of one length, eta > 0, steps >= 1")
+    N, loss, I1 = len(z), [], []
+    for _ in range(steps + 1):
+        g = np.dot(z, m) / N - y
+        if not after:
+            loss.append(g**2 / 2)
+            I1.append((np.dot(z, z) - np.dot(m, m)) / N)
+        z_new = z + sign * eta * rate(N) * g * m
+        m = m + sign * eta * rate(N) * g * (z_new if sequential else z)
+        z = z_new
+        if after:
+            loss.append((np.dot(z, m) / N - y) ** 2 / 2)
+            I1.append((np.dot(z, z) - np.dot(m, m)) / N)
+    return {"loss": np.array(loss), "I1": np.array(I1)}
+
+
+def my_invariant_drift(z, m, y, eta, steps):
+    return _my_drift(z, m, y, eta, steps)
+
+
 _REVERSED_NORMS = ORDER[:6] + ["zz", "vv", "uu", "mm"]
 
 LOWRANK_MISTAKES = {
@@ -1259,6 +1393,18 @@ LOWRANK_MISTAKES = {
             "ValueError if eta < 0",
         ),
     },
+    "invariant_drift": {
+        "sequential": (lambda z, m, y, eta, steps: _my_drift(z, m, y, eta, steps, sequential=True), "OLD z and m"),
+        "rate eta / N": (
+            lambda z, m, y, eta, steps: _my_drift(z, m, y, eta, steps, rate=lambda N: 1.0 / N),
+            "the rate N eta",
+        ),
+        "ascent": (lambda z, m, y, eta, steps: _my_drift(z, m, y, eta, steps, sign=1.0), "z - eta g m"),
+        "recorded after each step": (
+            lambda z, m, y, eta, steps: _my_drift(z, m, y, eta, steps, after=True),
+            "entry 0 is before any step",
+        ),
+    },
     "invariant_I1": {
         "negated": (lambda sigma: _my_I1(sigma, (-1.0, -1.0, 1.0, 1.0)), "S = diag(1, 1, -1, -1)"),
         "pairs mixed": (lambda sigma: _my_I1(sigma, (1.0, -1.0, 1.0, -1.0)), "the norms of the readout side"),
@@ -1287,11 +1433,13 @@ CORRECT = {
     "product_norms_vs_lag": my_product_norms_vs_lag,
     "clip_grad_norm": my_clip_grad_norm,
     "gradient_regime": my_gradient_regime,
+    "radius_sweep": my_radius_sweep,
     "lstm_step": my_lstm_step,
     "gru_step": my_gru_step,
     "reservoir_update": my_reservoir_update,
     "ridge_readout": my_ridge_readout,
     "memory_capacity": my_memory_capacity,
+    "memory_curve": my_memory_curve,
     "kappa_alpha": my_kappa_alpha,
     "ecf_alpha_estimate": my_ecf_alpha_estimate,
     "oriented_statistic": my_oriented_statistic,
@@ -1299,11 +1447,13 @@ CORRECT = {
     "gamma_diag": my_gamma_diag,
     "window_from_table": my_window_from_table,
     "window_closed_form": my_window_closed_form,
+    "spread_exponent": my_spread_exponent,
     "overlaps_from_vectors": my_overlaps_from_vectors,
     "effective_output": my_effective_output,
     "metric_bar": my_metric_bar,
     "overlap_ode_step": my_overlap_ode_step,
     "invariant_I1": my_invariant_I1,
+    "invariant_drift": my_invariant_drift,
 }
 """The exercise name -> an independent correct implementation."""
 
@@ -1322,6 +1472,8 @@ VISIBLE_HINT_ONLY = {
     ("kappa_alpha", "no check"),
     ("overlap_ode_step", "no check"),
     ("order_sweep", "one stream"),  # the test sentences are reversed in the worked example only
+    ("memory_curve", "leak on the old state"),  # a = 1 swaps to a = 0 (no state); a slow swap misses the curve
+    ("spread_exponent", "std"),  # right where alpha = 2, and off by chance elsewhere
 }
 """Mistakes whose hint a hidden draw may miss: its first failing case can hold a token of
 probability zero, where the perplexity is infinite and the sign mistake gives 0. Hidden draws of

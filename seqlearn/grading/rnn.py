@@ -19,23 +19,43 @@ The targeted hints recognise the usual mistakes by recomputing them: a missing
 :math:`\partial L/\partial h_0`, Jacobians multiplied in the wrong order, clipping array by
 array or below the threshold, the spectral radius in place of :math:`\sigma_{\max}`, and the
 sigmoid's :math:`\gamma = 1/4` forgotten.
+
+The experiment, ``radius_sweep`` (the norms :math:`\lVert \partial h_T/\partial h_{T-k} \rVert_2` for
+:math:`W_{hh} = \rho Q` with :math:`Q` orthogonal, one row per radius), is graded by properties with a closed
+form or a hard bound rather than by equality with :func:`radius_sweep`: every norm lies between
+:math:`\rho^k \prod_j \min_i \phi'(z_{j,i})` and :math:`\rho^k \prod_j \max_i \phi'(z_{j,i})` over the last
+:math:`k` steps (:func:`sweep_bounds`), which for linear units is :math:`\rho^k` exactly; two usual mistakes that
+stay inside these bounds (the product of the step norms, the Jacobians multiplied in reverse) are recognised.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import numpy as np
 
+from ..guard import reference
 from ..rnn.clipping import clip_grad_norm
-from ..rnn.elman import NONLINEARITIES, activation, activation_derivative, bptt_gradients, elman_forward
-from ..rnn.jacobians import GAMMA, gradient_regime, product_norms_vs_lag
+from ..rnn.elman import (
+    NONLINEARITIES,
+    activation,
+    activation_derivative,
+    bptt_gradients,
+    elman_forward,
+    elman_preactivations,
+)
+from ..rnn.jacobians import GAMMA, gradient_regime, jacobian_products_vs_lag, product_norms_vs_lag, step_jacobians
 from .checks import Case, FunctionCheck, define_checkers, same_values
+from .learnability import PlantedCase, PropertyCheck
 
 __all__ = [
     "EXAMPLE_NETWORK",
+    "EXAMPLE_SWEEP",
     "CHECKS",
+    "radius_sweep",
+    "sweep_bounds",
 ]
 
 GRADIENT_KEYS = ("h0", "W_hh", "W_xh", "b_h", "W_hy", "b_y")
@@ -554,6 +574,199 @@ GRADIENT_REGIME = FunctionCheck(
 )
 
 
+# ----------------------------------------------------------------------------- radius_sweep (an experiment)
+
+SWEEP_PHIS = ("tanh", "linear")
+r"""The nonlinearities of the experiment: both have :math:`\gamma = \sup |\phi'| = 1`."""
+
+
+def _sweep_slopes(radii, Q, x, W_xh, b_h, h0, phi) -> list[np.ndarray]:
+    r"""The slopes :math:`\phi'(z_t)` (T, H) of the run with :math:`W_{hh} = \rho Q`, one array per radius."""
+    Q = np.asarray(Q, dtype=float)
+    return [activation_derivative(elman_preactivations(x, h0, float(rho) * Q, W_xh, b_h, phi), phi) for rho in radii]
+
+
+def _sweep_states(radii, Q, x, W_xh, b_h, h0, K, phi="tanh") -> np.ndarray:
+    """The states h_1..h_T of each run (R, T, H) (Part 1's reference), given to ``radius_sweep``."""
+    Q, H = np.asarray(Q, dtype=float), len(h0)
+    return np.array([elman_forward(x, h0, rho * Q, W_xh, b_h, np.zeros((1, H)), np.zeros(1), phi)[0] for rho in radii])
+
+
+def _sweep_jacobians(radii, Q, x, W_xh, b_h, h0, phi) -> list[np.ndarray]:
+    r"""The step Jacobians :math:`J_t = \mathrm{diag}(\phi'(z_t))\, \rho Q` (T, H, H), one stack per radius."""
+    slopes = _sweep_slopes(radii, Q, x, W_xh, b_h, h0, phi)
+    return [dphi[:, :, None] * (float(rho) * np.asarray(Q, dtype=float)) for rho, dphi in zip(radii, slopes)]
+
+
+@reference
+def radius_sweep(radii, Q, x, W_xh, b_h, h0, K, phi="tanh", h=None) -> np.ndarray:
+    r"""Gradient norms against the lag for recurrent weights of each spectral radius: the experiment of Exercises 3.
+
+    For each radius :math:`\rho`, the network :math:`h_t = \phi(\rho Q\, h_{t-1} + W_{xh} x_t + b_h)` runs over
+    ``x`` from ``h0``, and
+
+    .. math:: N_{\rho}(k) = \Big\lVert \frac{\partial h_T}{\partial h_{T-k}} \Big\rVert_2
+              = \big\lVert J_T J_{T-1} \cdots J_{T-k+1} \big\rVert_2, \qquad J_t = \mathrm{diag}(\phi'(z_t))\, \rho Q,
+
+    for :math:`k = 0, \dots, K`. With :math:`Q` orthogonal and linear units :math:`N_\rho(k) = \rho^k`.
+
+    Parameters
+    ----------
+    radii : sequence of R floats > 0
+    Q : (H, H) orthogonal matrix
+    x : (T, D);  W_xh : (H, D);  b_h : (H,);  h0 : (H,)
+    K : int in 0..T, the longest lag
+    phi : ``"tanh"`` or ``"linear"``
+    h : (R, T, H) states of each run, accepted for the notebook's signature (the states follow from the inputs)
+
+    Returns
+    -------
+    (R, K + 1) float array, row r holding :math:`N_{\rho_r}(0), \dots, N_{\rho_r}(K)`
+    """
+    Q = np.asarray(Q, dtype=float)
+    norms = []
+    for rho in radii:
+        W_hh = float(rho) * Q
+        J = step_jacobians(elman_preactivations(x, h0, W_hh, W_xh, b_h, phi), W_hh, phi)  # (T, H, H)
+        norms.append(np.linalg.norm(jacobian_products_vs_lag(J, max_lag=K), ord=2, axis=(1, 2)))  # (K + 1,)
+    return np.array(norms)
+
+
+def sweep_bounds(radii, Q, x, W_xh, b_h, h0, K, phi="tanh") -> tuple[np.ndarray, np.ndarray]:
+    r"""Hard bounds on :func:`radius_sweep`: :math:`\rho^k \prod_{j=T-k+1}^{T} \min_i \phi'(z_{j,i}) \le N_\rho(k)
+    \le \rho^k \prod_{j=T-k+1}^{T} \max_i \phi'(z_{j,i})`.
+
+    Each step Jacobian :math:`\mathrm{diag}(\phi'(z_j))\, \rho Q` has all its singular values between
+    :math:`\rho \min_i \phi'(z_{j,i})` and :math:`\rho \max_i \phi'(z_{j,i})` (:math:`Q` is orthogonal), and the
+    smallest and largest singular values of a product are at least and at most the products of the factors'.
+    Both bounds are :math:`\rho^k` for linear units, and the upper one is at most :math:`\rho^k` for tanh.
+
+    Returns
+    -------
+    lower, upper : (R, K + 1) float arrays
+    """
+    lower, upper = [], []
+    for rho, dphi in zip(radii, _sweep_slopes(radii, Q, x, W_xh, b_h, h0, phi)):
+        last = dphi[::-1][:K]  # (K, H): phi'(z_t) at the steps T, T - 1, ..., T - K + 1
+        lower.append(np.cumprod(np.r_[1.0, rho * last.min(axis=1)]))
+        upper.append(np.cumprod(np.r_[1.0, rho * last.max(axis=1)]))
+    return np.array(lower), np.array(upper)
+
+
+SWEEP_RTOL = 1e-6
+"""The relative slack of the bounds (rounding only: the bounds are exact)."""
+
+
+def _sweep_case(rng: np.random.Generator) -> PlantedCase:
+    """A random orthogonal Q (H = 3..6), a scalar input sequence of T = 12..30 steps, 3-5 radii in [0.5, 1.3].
+
+    H >= 3: with two units the Jacobians multiplied in reverse order have the same norms (Q^T = S Q S with
+    S = diag(1, -1), which commutes with the diagonal slopes), so that mistake would go unseen."""
+    H, T = int(rng.integers(3, 7)), int(rng.integers(12, 31))
+    radii = np.sort(
+        rng.choice([0.5, 0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.3], size=int(rng.integers(3, 6)), replace=False)
+    )
+    inputs = {
+        "radii": [float(r) for r in radii],
+        "Q": _orthogonal(rng, H),
+        "x": rng.normal(0.0, 1.0, size=(T, 1)),
+        "W_xh": rng.normal(0.0, 1.0, size=(H, 1)),
+        "b_h": 0.2 * rng.normal(0.0, 1.0, size=H),
+        "h0": np.zeros(H),
+        "K": int(rng.integers(T // 2, T + 1)),
+        "phi": str(rng.choice(SWEEP_PHIS, p=[0.7, 0.3])),
+    }
+    return PlantedCase(inputs, planted=sweep_bounds(**inputs))
+
+
+def _sweep_example(phi: str, label: str) -> PlantedCase:
+    """The notebook's worked example: Q the rotation by a right angle, T = 4 steps of the input x_t = 1."""
+    inputs = {
+        "radii": [0.5, 1.0, 1.5],
+        "Q": np.array([[0.0, -1.0], [1.0, 0.0]]),
+        "x": np.ones((4, 1)),
+        "W_xh": np.array([[1.0], [0.5]]),
+        "b_h": np.zeros(2),
+        "h0": np.zeros(2),
+        "K": 4,
+        "phi": phi,
+    }
+    return PlantedCase(inputs, planted=sweep_bounds(**inputs), label=label)
+
+
+EXAMPLE_SWEEP = _sweep_example("tanh", "the worked example")
+"""The notebook's worked example (tanh units); its linear twin is the second visible case."""
+
+
+def _sweep_mistakes(inputs: Mapping) -> dict[str, np.ndarray]:
+    """The norms computed with each usual mistake that the bounds cannot see, keyed by the advice that fixes it."""
+    radii, K = inputs["radii"], inputs["K"]
+    stacks = _sweep_jacobians(
+        radii, inputs["Q"], inputs["x"], inputs["W_xh"], inputs["b_h"], inputs["h0"], inputs["phi"]
+    )
+    steps = [np.linalg.norm(J[::-1][:K], ord=2, axis=(1, 2)) for J in stacks]  # (K,) ||J_T||, ..., ||J_{T-K+1}||
+    reversed_order = []
+    for J in stacks:
+        P, row = np.eye(J.shape[1]), [1.0]
+        for k in range(1, K + 1):
+            P = J[len(J) - k] @ P  # J_{T-k+1} ... J_T: the new (earlier) Jacobian on the left
+            row.append(float(np.linalg.norm(P, 2)))
+        reversed_order.append(row)
+    return {
+        "take the norm of the product of the Jacobians, not the product of their norms (that is only the upper "
+        "bound)": np.array([np.cumprod(np.r_[1.0, s]) for s in steps]),
+        "dh_T/dh_{T-k} = J_T J_{T-1} ... J_{T-k+1}: each new (earlier) Jacobian goes on the RIGHT of the product": (
+            np.array(reversed_order)
+        ),
+    }
+
+
+def _sweep_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
+    """Inside the hard bounds (rho^k exactly for linear units), and none of the mistakes the bounds let through."""
+    norms = np.asarray(got, dtype=float)
+    lower, upper = case.planted
+    outside = (norms < lower * (1 - SWEEP_RTOL)) | (norms > upper * (1 + SWEEP_RTOL))
+    if outside.any():
+        r, k = (int(i) for i in np.argwhere(outside)[0])
+        where = f"for rho = {case.inputs['radii'][r]:g} at lag k = {k}"
+        if k == 0:
+            return f"{where} the norm is not 1: dh_T/dh_T is the identity", (
+                "start from P_0 = I and take the spectral norm np.linalg.norm(P, 2) (the Frobenius norm of I is "
+                "sqrt(H))"
+            )
+        if case.inputs["phi"] == "linear":
+            return f"{where} the norm is not rho^k, which it is exactly for linear units and an orthogonal Q", (
+                "multiply k step Jacobians J_t = diag(phi'(z_t)) W_hh with W_hh = rho Q (phi' = 1 for linear units) "
+                "and take the spectral norm np.linalg.norm(P, 2), not the Frobenius norm"
+            )
+        return f"{where} the norm is outside the bounds rho^k prod min phi' <= norm <= rho^k prod max phi'", (
+            "J_t = diag(phi'(z_t)) rho Q with phi'(z_t) = 1 - h_t^2 for tanh, from the states of the run with "
+            "W_hh = rho Q; the lags count back from the last step T: dh_T/dh_{T-k} = J_T ... J_{T-k+1} "
+            "(the states h[r, T - 1], ..., h[r, T - k]); and the spectral norm, not the Frobenius norm"
+        )
+    expected = radius_sweep(**case.inputs)  # the judge runs outside the student's code: the reference may run
+    for advice, values in _sweep_mistakes(case.inputs).items():
+        if _same(norms, values) and not _same(values, expected):
+            return "the norms are those of a usual mistake that stays inside the bounds", advice
+    return None
+
+
+RADIUS_SWEEP = PropertyCheck(
+    name="radius_sweep",
+    reference=radius_sweep,
+    random_case=_sweep_case,
+    fixed_cases=(EXAMPLE_SWEEP, _sweep_example("linear", "the worked example with phi='linear'")),
+    n_visible=3,
+    n_hidden=4,
+    hint="for each rho: phi'(z_t) from the states it is given (h[r], the run with W_hh = rho Q: 1 - h_t^2 for tanh, "
+    "1 for 'linear'), J_t = diag(phi'(z_t)) (rho Q), P_0 = I and P_k = P_{k-1} @ J_{T-k+1}; row r holds "
+    "np.linalg.norm(P_k, 2) for k = 0, ..., K: a float array of shape (len(radii), K + 1)",
+    judge=_sweep_judge,
+    branch=lambda case: case.inputs["phi"],
+    given={"h": lambda inputs: _sweep_states(**inputs)},
+)
+
+
 BPTT_GRADIENT_ENTRIES = BPTT_GRADIENTS.entries(GRADIENT_KEYS)
 """One check per gradient of ``bptt_gradients``: the notebook grades the six apart, so one wrong gradient
 costs its share of the part's points only."""
@@ -568,6 +781,7 @@ CHECKS = MappingProxyType(
             PRODUCT_NORMS,
             CLIP_GRAD_NORM,
             GRADIENT_REGIME,
+            RADIUS_SWEEP,
         )
     }
 )
