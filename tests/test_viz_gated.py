@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from seqlearn.rnn.experiments import TaskCliff
-from seqlearn.viz.gated import plot_agreement, plot_cliff_curves, plot_cliffs, plot_time_constants
+from seqlearn.viz.gated import COLOURS, plot_agreement, plot_cliff_curves, plot_cliffs, plot_time_constants
 
 
 def cliff(offset: float, lengths=(25, 50)) -> TaskCliff:
@@ -54,6 +54,14 @@ def test_cliff_curves_draw_each_seed_and_the_median_at_length_T(ax):
     np.testing.assert_allclose(lines[3].get_ydata(), np.median(cliffs["Elman"].curves[:, 1], axis=0))
     np.testing.assert_array_equal(lines[3].get_xdata(), np.arange(1, 6))
     assert ax.get_legend_handles_labels()[1] == ["Elman (median)", "LSTM (median)"]
+
+
+def test_a_network_keeps_its_colour_whichever_networks_are_drawn(ax):
+    from matplotlib.colors import to_rgba
+
+    plot_cliffs(ax, {"Elman RNN": cliff(0.5), "GRU": cliff(0.0), "other": cliff(0.2)}, "y", "t")
+    colours = [to_rgba(line.get_color()) for line in ax.get_lines()[0:6:2]]
+    assert colours == [to_rgba(c) for c in (COLOURS["Elman RNN"], COLOURS["GRU"], "C2")]  # the third: by position
 
 
 @pytest.mark.parametrize(

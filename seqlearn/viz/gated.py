@@ -3,7 +3,7 @@ r"""Chapter 4's figures on the gated networks: the cliffs, their time constants,
 The cliff functions draw on a given ``ax`` (the chapter puts them side by side with different legends)
 and take ``cliffs``, a mapping ``network name -> TaskCliff`` (:class:`seqlearn.rnn.experiments.TaskCliff`:
 ``lengths``, ``seeds``, ``relative_loss`` of shape (seeds, lengths), ``curves`` of shape (seeds, lengths,
-epochs)); network k is drawn in colour ``C{k}``. The others make their own figure and return it with
+epochs)); each network has the colour :data:`COLOURS` gives its name (else ``C{k}`` for the k-th). The others make their own figure and return it with
 its axes. matplotlib is imported on first use.
 """
 
@@ -15,7 +15,15 @@ import numpy as np
 
 from ..validation import integer, real, real_array
 
-__all__ = ["plot_cliffs", "plot_cliff_curves", "plot_time_constants", "plot_agreement"]
+__all__ = ["COLOURS", "plot_cliffs", "plot_cliff_curves", "plot_time_constants", "plot_agreement"]
+
+COLOURS = {"Elman RNN": "C0", "LSTM, torch init": "C1", "LSTM, forget bias 1": "C2", "GRU": "C3"}
+"""One colour per network of :data:`seqlearn.gated.cliffs.ARCHITECTURES`, the same in every figure."""
+
+
+def _colour(name: str, k: int) -> str:
+    """The colour of network ``name``, the k-th drawn: :data:`COLOURS`' or ``C{k}``."""
+    return COLOURS.get(name, f"C{k}")
 
 
 def _cliffs(cliffs: Mapping) -> list[int]:
@@ -54,9 +62,10 @@ def plot_cliffs(ax, cliffs: Mapping, ylabel: str, title: str):
     for k, (name, cliff) in enumerate(cliffs.items()):
         low, high = cliff.spread()
         x = lengths + 1.2 * (k - 1.5)  # a small offset per network
-        ax.fill_between(x, low, high, color=f"C{k}", alpha=0.15)
-        ax.plot(x, cliff.median(), "o-", color=f"C{k}", label=name)
-        ax.plot(np.tile(x, len(cliff.seeds)), cliff.relative_loss.ravel(), ".", color=f"C{k}", ms=4)
+        colour = _colour(name, k)
+        ax.fill_between(x, low, high, color=colour, alpha=0.15)
+        ax.plot(x, cliff.median(), "o-", color=colour, label=name)
+        ax.plot(np.tile(x, len(cliff.seeds)), cliff.relative_loss.ravel(), ".", color=colour, ms=4)
     ax.axhline(1.0, color="k", ls=":", lw=1, label="memoryless baseline")
     ax.axhline(0.1, color="k", ls="--", lw=0.8, label="10% of the baseline")
     ax.set(
@@ -92,8 +101,8 @@ def plot_cliff_curves(ax, cliffs: Mapping, T: int, ylabel: str, title: str):
     for k, (name, cliff) in enumerate(cliffs.items()):
         curves = cliff.curves[:, lengths.index(T)]  # (seeds, epochs)
         epochs = np.arange(1, curves.shape[1] + 1)
-        ax.plot(epochs, curves.T, color=f"C{k}", lw=0.8, alpha=0.6)
-        ax.plot(epochs, np.median(curves, axis=0), color=f"C{k}", lw=2.2, label=f"{name} (median)")
+        ax.plot(epochs, curves.T, color=_colour(name, k), lw=0.8, alpha=0.6)
+        ax.plot(epochs, np.median(curves, axis=0), color=_colour(name, k), lw=2.2, label=f"{name} (median)")
     ax.axhline(1.0, color="k", ls=":", lw=1)
     ax.set(xlabel="epoch (63 updates each)", ylabel=ylabel, ylim=(0, 1.15), title=title)
     return ax
@@ -105,7 +114,7 @@ def plot_time_constants(initial: Mapping, trained: Mapping, solved: Mapping, *, 
 
     :math:`\bar f` is a unit's mean forget (LSTM) or update (GRU) gate, so :math:`\bar f^{\,\tau} = 1/e`: the
     state keeps a fraction :math:`1/e` of itself over :math:`\tau` steps. Trained values above ``top``
-    are drawn at ``top``. Network k is drawn in colour ``C{k + 1}``.
+    are drawn at ``top``. Network k is drawn in its :data:`COLOURS` colour, else ``C{k + 1}``.
 
     Parameters
     ----------
@@ -141,8 +150,8 @@ def plot_time_constants(initial: Mapping, trained: Mapping, solved: Mapping, *, 
     for k, (ax, name) in enumerate(zip(axes, initial)):
         tau0 = real_array(initial[name], f"initial[{name!r}]", ndim=1)
         tau1 = np.clip(real_array(trained[name], f"trained[{name!r}]", ndim=1), None, top)
-        ax.hist(tau0, bins=bins, histtype="step", ls="--", color=f"C{k + 1}", label="at initialisation")
-        ax.hist(tau1, bins=bins, histtype="stepfilled", alpha=0.5, color=f"C{k + 1}", label="trained")
+        ax.hist(tau0, bins=bins, histtype="step", ls="--", color=_colour(name, k + 1), label="at initialisation")
+        ax.hist(tau1, bins=bins, histtype="stepfilled", alpha=0.5, color=_colour(name, k + 1), label="trained")
         ax.axvline(T, color="k", ls=":", lw=1, label=f"T = {T}")
         ax.set(xscale="log", xlabel=r"$\tau = -1/\log \bar f$ (steps)", title=f"{name} ({solved[name]})")
         ax.legend(fontsize=8)
