@@ -3,8 +3,8 @@ r"""Chapter 4's figures on the gated networks: the cliffs, their time constants,
 The cliff functions draw on a given ``ax`` (the chapter puts them side by side with different legends)
 and take ``cliffs``, a mapping ``network name -> TaskCliff`` (:class:`seqlearn.rnn.experiments.TaskCliff`:
 ``lengths``, ``seeds``, ``relative_loss`` of shape (seeds, lengths), ``curves`` of shape (seeds, lengths,
-epochs)); each network has the colour :data:`COLOURS` gives its name (else ``C{k}`` for the k-th). The others make their own figure and return it with
-its axes. matplotlib is imported on first use.
+epochs)); each network has the colour :data:`COLOURS` gives its name (else ``C{k}`` for the k-th).
+The others make their own figure and return it with its axes. matplotlib is imported on first use.
 """
 
 from __future__ import annotations
