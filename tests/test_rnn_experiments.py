@@ -151,7 +151,7 @@ def test_epochs_to_a_level_is_the_first_epoch_below_it_by_brute_force():
             cliff.epochs_to(bad)
 
 
-def tiny_long_agreement(seeds=(0, 1)):
+def tiny_long_agreement(seeds=(0, 1), workers=1):
     from seqlearn.data import Vocab
     from seqlearn.data.agreement import LongAgreement
     from seqlearn.data.synthetic import ToyEnglish
@@ -161,7 +161,15 @@ def tiny_long_agreement(seeds=(0, 1)):
     V = len(Vocab(ToyEnglish.vocabulary()))
     factories = {"Elman": lambda seed: rnn.RNNLM(V, embedding_dim=4, hidden_size=6, seed=seed)}
     curves = long_agreement_curves(
-        factories, seeds, task=task, n_train=40, n_per_distance=4, width=3, batch_size=8, progress=False
+        factories,
+        seeds,
+        task=task,
+        n_train=40,
+        n_per_distance=4,
+        width=3,
+        batch_size=8,
+        workers=workers,
+        progress=False,
     )
     return task, V, curves
 
@@ -192,6 +200,9 @@ def test_long_agreement_curves_match_training_and_scoring_by_hand():
     assert result.n_params == sum(p.numel() for p in lm.parameters())
     assert result.mean_between(3) == pytest.approx(result.accuracy[:, 1:].mean())
     assert result.mean_between(0, 3) == pytest.approx(result.accuracy[:, 0].mean())
+    forked = tiny_long_agreement(workers=2)[2]["Elman"]  # the same runs, two at a time
+    np.testing.assert_array_equal(forked.accuracy, result.accuracy)
+    assert forked.final_loss == result.final_loss
 
 
 def test_long_agreement_curves_reject_bad_input():
@@ -204,6 +215,8 @@ def test_long_agreement_curves_reject_bad_input():
         long_agreement_curves(factories, n_train=0)
     with pytest.raises(TypeError, match="width"):
         long_agreement_curves(factories, width=2.5)
+    with pytest.raises(ValueError, match="seeds"):
+        long_agreement_curves(factories, seeds=())
 
 
 def test_distance_agreement_mean_between_names_empty_ranges():

@@ -283,6 +283,7 @@ def long_agreement_curves(
     width: int = 10,
     lr: float = 1e-2,
     batch_size: int = 32,
+    workers: int = 1,
     device="cpu",
     progress: bool = True,
 ) -> dict[str, DistanceAgreement]:
@@ -297,6 +298,9 @@ def long_agreement_curves(
     one pass in batches of ``batch_size``, :math:`\lceil n_{\text{train}} / B \rceil` updates,
     and scores it; :func:`seqlearn.data.agreement.binned_accuracy` groups the accuracies into bins
     of ``width`` distances. These are Chapter 7's settings, so the chapters' curves agree.
+    ``workers > 1`` trains that many seeds at a time in forked processes
+    (:func:`seqlearn.parallel.map_in_workers`): the same computations, since each seed's run is
+    seeded on its own.
 
     Parameters
     ----------
@@ -323,17 +327,24 @@ def long_agreement_curves(
     vocab = Vocab(ToyEnglish.vocabulary())
     train = encode_sentences(task.sample(n_train, rng=0), vocab)
     examples = task.agreement_examples(range(task.max_distance + 1), n_per_distance=n_per_distance, seed=1)
-    race = agreement_race(
-        factories, train, vocab, examples, seeds=seeds, lr=lr, epochs=1, batch_size=batch_size,
-        device=device, progress=progress,
-    )  # fmt: skip
+    seeds = tuple(integer(s, "each seed", low=0) for s in seeds)
+    workers = integer(workers, "workers", low=1)
+    if not seeds:
+        raise ValueError("seeds is empty: give at least one")
+
+    def one_seed(seed: int):
+        return agreement_race(
+            factories, train, vocab, examples, seeds=[seed], lr=lr, epochs=1, batch_size=batch_size,
+            device=device, progress=progress and workers == 1,
+        )  # fmt: skip
+
+    races = map_in_workers(one_seed, [(s,) for s in seeds], workers, lambda: None, device)  # one per seed
     curves = {}
-    for name, runs in race.accuracy.items():
-        binned = [binned_accuracy(run, examples, width=width) for run in runs]
+    for name in races[0].accuracy:
+        binned = [binned_accuracy(race.accuracy[name][0], examples, width=width) for race in races]
         curves[name] = DistanceAgreement(
-            np.array(list(binned[0])), width, tuple(race.seeds),
-            np.array([list(b.values()) for b in binned]), race.n_params[name], tuple(race.final_loss[name]),
-            race.models[name],
+            np.array(list(binned[0])), width, seeds, np.array([list(b.values()) for b in binned]),
+            races[0].n_params[name], tuple(race.final_loss[name][0] for race in races), races[0].models[name],
         )  # fmt: skip
     return curves
 
