@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from seqlearn.rnn.experiments import TaskCliff
-from seqlearn.viz.gated import COLOURS, plot_agreement, plot_cliff_curves, plot_cliffs, plot_time_constants
+from seqlearn.viz.gated import COLOURS, plot_cliff_curves, plot_cliffs, plot_time_constants
 
 
 def cliff(offset: float, lengths=(25, 50)) -> TaskCliff:
@@ -118,39 +118,3 @@ def test_time_constants_one_log_panel_per_network_with_two_histograms_and_T():
 def test_time_constants_refuse_bad_input(initial, trained, solved, kwargs, error, words):
     with pytest.raises(error, match=words):
         plot_time_constants(initial, trained, solved, **{"T": 50, "units": "u", **kwargs})
-
-
-DIST = [0, 4, 8]
-ACC = {"RNN": {0: 1.0, 4: 0.9, 8: 0.7}, "LSTM": {0: 1.0, 4: 1.0, 8: 0.99}}
-PPL = {"RNN": 7.123, "LSTM": 6.5}
-
-
-def test_agreement_one_line_per_model_with_its_perplexity_chance_and_the_longest_distance():
-    _fig, ax = plot_agreement(DIST, ACC, PPL, longest=12)
-    lines = ax.get_lines()
-    assert len(lines) == 2 + 2
-    np.testing.assert_array_equal(lines[0].get_ydata(), [1.0, 0.9, 0.7])
-    assert lines[2].get_ydata()[0] == 0.5 and lines[3].get_xdata()[0] == 12
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "RNN: test perplexity 7.12",
-        "LSTM: test perplexity 6.50",
-        "chance",
-        "longest distance in training",
-    ]
-    assert ax.get_ylim() == (0.3, 1.05) and ax.get_xlabel() == "distance between subject and verb (words)"
-
-
-@pytest.mark.parametrize(
-    "distances, accuracy, perplexity, kwargs, error, words",
-    [
-        (DIST, ACC, {"RNN": 7.0}, {}, ValueError, "same models"),
-        ([0, 4, 16], ACC, PPL, {}, ValueError, r"no value at distances \[16\]"),
-        (DIST, ACC, {**PPL, "LSTM": 0.0}, {}, ValueError, r"perplexity\['LSTM'\]"),
-        (DIST, ACC, PPL, {"colours": ["C0"]}, ValueError, "one colour per model"),
-        ([0, 2.5], ACC, PPL, {}, TypeError, "distances"),
-        (DIST, ACC, PPL, {"longest": -1}, ValueError, "longest"),
-    ],
-)
-def test_agreement_refuses_bad_input(distances, accuracy, perplexity, kwargs, error, words):
-    with pytest.raises(error, match=words):
-        plot_agreement(distances, accuracy, perplexity, **{"longest": 12, **kwargs})

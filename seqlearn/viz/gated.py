@@ -1,4 +1,4 @@
-r"""Chapter 4's figures on the gated networks: the cliffs, their time constants, agreement at a distance.
+r"""Chapter 4's figures on the gated networks: the cliffs and their time constants.
 
 The cliff functions draw on a given ``ax`` (the chapter puts them side by side with different legends)
 and take ``cliffs``, a mapping ``network name -> TaskCliff`` (:class:`seqlearn.rnn.experiments.TaskCliff`:
@@ -9,13 +9,13 @@ The others make their own figure and return it with its axes. matplotlib is impo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..validation import integer, real, real_array
 
-__all__ = ["COLOURS", "plot_cliffs", "plot_cliff_curves", "plot_time_constants", "plot_agreement"]
+__all__ = ["COLOURS", "plot_cliffs", "plot_cliff_curves", "plot_time_constants"]
 
 COLOURS = {"Elman RNN": "C0", "LSTM, torch init": "C1", "LSTM, forget bias 1": "C2", "GRU": "C3"}
 """One colour per network of :data:`seqlearn.gated.cliffs.ARCHITECTURES`, the same in every figure."""
@@ -157,70 +157,3 @@ def plot_time_constants(initial: Mapping, trained: Mapping, solved: Mapping, *, 
         ax.legend(fontsize=8)
     axes[0].set(ylabel=units)
     return fig, axes
-
-
-def plot_agreement(
-    distances: Sequence[int],
-    accuracy: Mapping,
-    perplexity: Mapping,
-    *,
-    longest: int,
-    colours: Sequence[str] = ("C0", "C2", "C3"),
-):
-    r"""Subject-verb agreement accuracy against the number of words between subject and verb, one line per
-    language model, with its test perplexity in the legend.
-
-    Accuracy is the share of pairs where the model gives the agreeing verb form the higher probability;
-    chance is 1/2. A dashed line marks the longest distance seen in training.
-
-    Parameters
-    ----------
-    distances : sequence of int, length D
-    accuracy : mapping name -> mapping distance -> float
-        Each model's accuracy at every distance.
-    perplexity : mapping name -> float
-        Each model's test perplexity.
-    longest : int
-        Longest subject-verb distance in the training text.
-    colours : sequence of str
-        One colour per model, in order.
-
-    Returns
-    -------
-    fig, ax : Figure and Axes
-    """
-    import matplotlib.pyplot as plt
-
-    distances = [integer(d, "distances", low=0) for d in distances]
-    longest = integer(longest, "longest", low=0)
-    if not isinstance(accuracy, Mapping) or not isinstance(perplexity, Mapping):
-        raise TypeError("accuracy and perplexity must be mappings name -> values")
-    if not accuracy or set(accuracy) != set(perplexity):
-        raise ValueError(
-            f"accuracy and perplexity must name the same models, got {list(accuracy)} and {list(perplexity)}"
-        )
-    if len(colours) < len(accuracy):
-        raise ValueError(f"colours must hold one colour per model ({len(accuracy)}), got {len(colours)}")
-    fig, ax = plt.subplots(figsize=(7, 3.8))
-    for colour, (name, by_distance) in zip(colours, accuracy.items()):
-        missing = [d for d in distances if d not in by_distance]
-        if missing:
-            raise ValueError(f"accuracy[{name!r}] has no value at distances {missing}")
-        ppl = real(perplexity[name], f"perplexity[{name!r}]", low=0.0, low_open=True)
-        ax.plot(
-            distances,
-            [by_distance[d] for d in distances],
-            "o-",
-            color=colour,
-            label=f"{name}: test perplexity {ppl:.2f}",
-        )
-    ax.axhline(0.5, color="k", ls=":", lw=1, label="chance")
-    ax.axvline(longest, color="k", ls="--", lw=0.8, label="longest distance in training")
-    ax.set(
-        xlabel="distance between subject and verb (words)",
-        ylabel="agreement accuracy",
-        ylim=(0.3, 1.05),
-        title="Agreement: every recurrent state holds the bit",
-    )
-    ax.legend(fontsize=8, loc="lower left")
-    return fig, ax
