@@ -335,10 +335,14 @@ def long_agreement_curves(
     def one_seed(seed: int):
         return agreement_race(
             factories, train, vocab, examples, seeds=[seed], lr=lr, epochs=1, batch_size=batch_size,
-            device=device, progress=progress and workers == 1,
+            device=device, progress=False,
         )  # fmt: skip
 
-    races = map_in_workers(one_seed, [(s,) for s in seeds], workers, lambda: None, device)  # one per seed
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(seeds), desc="training", unit="seed", disable=not progress)
+    races = map_in_workers(one_seed, [(s,) for s in seeds], workers, bar.update, device)  # one per seed
+    bar.close()
     curves = {}
     for name in races[0].accuracy:
         binned = [binned_accuracy(race.accuracy[name][0], examples, width=width) for race in races]
