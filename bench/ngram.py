@@ -57,7 +57,7 @@ from _machine import cpu_name, load
 
 from seqlearn.data import data_dir, load_ptb
 from seqlearn.data.download import REGISTRY
-from seqlearn.data.synthetic import MarkovSource
+from seqlearn.data.markov import MarkovSource
 from seqlearn.data.vocab import read_sentences
 from seqlearn.ngram import ModifiedKneserNey
 

@@ -40,7 +40,8 @@ import time
 import numpy as np
 import torch
 
-from seqlearn.data.synthetic import MarkovSource, ToyEnglish
+from seqlearn.data.markov import MarkovSource
+from seqlearn.data.synthetic import ToyEnglish
 from seqlearn.data.vocab import Vocab, encode_sentences
 from seqlearn.lm import perplexity, token_logprobs
 from seqlearn.ngram import ModifiedKneserNey

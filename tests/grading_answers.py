@@ -1471,7 +1471,7 @@ VISIBLE_HINT_ONLY = {
     ("perplexity", "sign"),
     ("kappa_alpha", "no check"),
     ("overlap_ode_step", "no check"),
-    ("order_sweep", "one stream"),  # the test sentences are reversed in the worked example only
+    ("order_sweep", "one stream"),  # the test is split in halves on the worked example only
     ("memory_curve", "leak on the old state"),  # a = 1 swaps to a = 0 (no state); a slow swap misses the curve
     ("spread_exponent", "std"),  # right where alpha = 2, and off by chance elsewhere
 }

@@ -13,33 +13,36 @@ import grading_answers as answers
 import numpy as np
 import pytest
 
-from seqlearn.grading.ngram import CHECKS, FLOOR_SLACK, MarkovSource, order_sweep, random_source
+from seqlearn.data.markov import MarkovSource
+from seqlearn.grading.ngram import CHECKS, FLOOR_SLACK, order_sweep, random_source
 
 
 def test_the_floor_of_a_one_word_source_in_closed_form():
     # <s> -> the (certain), then the -> the or </s> with probability 1/2 each: 2 visits of "the" on average,
     # 3 predicted tokens per sentence carrying 2 ln 2 nats in all.
-    source = MarkovSource(("the",), np.array([1.0]), np.array([[0.5, 0.5]]))
-    assert source.floor() == pytest.approx(2 ** (2 / 3), rel=1e-12)
+    source = MarkovSource.first_order(["the"], [1.0], [[0.5, 0.5]])
+    assert source.perplexity_floor() == pytest.approx(2 ** (2 / 3), rel=1e-12)
+    assert source.mean_length == pytest.approx(2.0, rel=1e-12)
 
 
 def test_the_floor_is_the_sources_own_cross_entropy_on_a_long_sample():
     source = random_source(np.random.default_rng(3))
-    rng = np.random.default_rng(4)
+    W = len(source.words)
+    start, transition = source.P[W, :W], source.P[:W]  # the row of <s>, then the words'
     index = {w: i for i, w in enumerate(source.words)}
     nats, tokens = 0.0, 0
-    for sentence in source.sentences(rng, 20000):
+    for sentence in source.sample(n_sentences=20000, rng=4):
         previous = None
         for token in [*sentence, "</s>"]:
-            j = index.get(token, len(source.words))
-            p = source.start[j] if previous is None else source.transition[previous, j]
+            j = index.get(token, W)
+            p = start[j] if previous is None else transition[previous, j]
             nats, tokens, previous = nats - math.log(p), tokens + 1, j
-    assert math.exp(nats / tokens) == pytest.approx(source.floor(), rel=0.01)
+    assert math.exp(nats / tokens) == pytest.approx(source.perplexity_floor(), rel=0.01)
 
 
 def test_sentences_are_drawn_from_the_sources_words_and_end():
     source = random_source(np.random.default_rng(0))
-    sentences = source.sentences(np.random.default_rng(1), 500)
+    sentences = source.sample(n_sentences=500, rng=1)
     assert all(sentence and set(sentence) <= set(source.words) for sentence in sentences)
     assert np.mean([len(s) for s in sentences]) == pytest.approx(10.0, rel=0.15)  # 1 / end words on average
 

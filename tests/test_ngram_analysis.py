@@ -137,7 +137,7 @@ def test_unseen_mask_matches_brute_force(order):
 
 @pytest.mark.parametrize("N", [1, 2, 3])
 def test_source_cross_entropy_equals_next_distribution_per_context(N):
-    from seqlearn.data.synthetic import MarkovSource
+    from seqlearn.data.markov import MarkovSource
     from seqlearn.ngram import ModifiedKneserNey
 
     source = MarkovSource(vocab_size=6, order=2, mean_length=4.0, seed=1)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from seqlearn.data.synthetic import MarkovSource
+from seqlearn.data.markov import MarkovSource
 from seqlearn.ngram import (
     MLE,
     AbsoluteDiscounting,

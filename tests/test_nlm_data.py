@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from seqlearn.data.synthetic import MarkovSource
+from seqlearn.data.markov import MarkovSource
 from seqlearn.data.vocab import Vocab, encode_sentences
 from seqlearn.ngram import ModifiedKneserNey
 from seqlearn.nlm import WindowBatches, basics

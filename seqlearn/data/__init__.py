@@ -5,7 +5,8 @@ encoded streams that the neural language models share, and their splitting into
 sentences, are in :mod:`seqlearn.data.streams` (NumPy only). The module
 :mod:`seqlearn.data.download` keeps its name here (its function ``download`` is not
 re-exported, so that ``seqlearn.data.download`` is always the module). The synthetic
-corpora (scipy), their long-distance agreement variant (:mod:`seqlearn.data.agreement`) and
+corpora (scipy: the Markov source of :mod:`seqlearn.data.markov` and the toy English of
+:mod:`seqlearn.data.synthetic`), their long-distance agreement variant (:mod:`seqlearn.data.agreement`) and
 the downloaders (urllib) load on first use, so that ``import
 seqlearn.data.vocab`` costs only NumPy.
 """
@@ -30,7 +31,7 @@ from .vocab import (
 _WITHHELD = {
     "download": ["ENV_VAR", "REGISTRY", "RemoteFile", "download", "fetch_url", "file_checksum", "verify_checksum"]
 }
-_LAZY = lazy_table(__path__, ["download", "synthetic", "agreement"], _WITHHELD)
+_LAZY = lazy_table(__path__, ["download", "markov", "synthetic", "agreement"], _WITHHELD)
 
 __all__ = [
     "UNK",

@@ -18,7 +18,7 @@ from .base import Estimator, LanguageModel, as_stream, check_order
 from .counts import NO_CONTEXT, UNSEEN, NGramCounts
 
 if TYPE_CHECKING:
-    from ..data.synthetic import MarkovSource
+    from ..data.markov import MarkovSource
 
 __all__ = [
     "SparsityRow",
@@ -204,7 +204,7 @@ def agreement_scorer(model: LanguageModel) -> Callable[[Sequence[str], Sequence[
 
 @dataclass(frozen=True)
 class SourceCrossEntropy:
-    r"""A model's exact expected cross-entropy on text from a :class:`~seqlearn.data.synthetic.MarkovSource`.
+    r"""A model's exact expected cross-entropy on text from a :class:`~seqlearn.data.markov.MarkovSource`.
 
     One entry per source context :math:`c` with :math:`\pi(c) > 0` (shapes ``(C,)``):
     ``pi`` its stationary probability, ``entropy`` :math:`H(P(\cdot \mid c))` and
