@@ -9,24 +9,20 @@ student's implementation of the function of the same name in
 Visible cases are the notebook's worked examples plus random cases from fixed seeds; hidden
 cases are drawn fresh at each grading run (see :mod:`seqlearn.grading.checks`).
 
-Two parts are graded by what the function must do, not by equality with the reference
-(:class:`PropertyCheck`): ``ecf_alpha_estimate`` must recover the :math:`\alpha` that S\ :math:`\alpha`\ S
-samples were drawn with within :data:`ECF_TOLERANCE`, lie in :math:`(0, 2]` and not change when the
-data are scaled, whatever grid and weights it uses; ``oriented_statistic`` must be unchanged when a
-neuron's terms change sign or the neurons are reordered, equal :math:`\sum_q \mathrm{sgn}(m_q)
-\varphi_{n,q}` where every neuron's mean :math:`m_q` is planted far above the noise, and give
-:math:`|t| \le` :data:`NULL_T_BOUND` on many neurons without signal, where an orientation read
-off the same sequences gives :math:`|t| \approx 0.8\sqrt H`.
+Three parts are graded by what the function must do, not by equality with the reference
+(:class:`~seqlearn.grading.learnability_properties.PropertyCheck`): ``ecf_alpha_estimate``,
+``oriented_statistic`` and the experiment ``spread_exponent``. Their checks are in
+:mod:`seqlearn.grading.learnability_properties`; :data:`CHECKS` here is the chapter's one table.
+
+``window_closed_form`` is given :math:`\kappa_\alpha` (``kappa``, computed by the reference of Part 1), so a
+mistake in Part 1 costs its point there only.
 
 Random inputs follow the notebook's conventions: float64 arrays, one sequence with time as rows
 (``s``, ``h_tilde``, ``h_prev`` of shape (T, H)), diagonals of shape (H,), int64 ``lags`` (n,),
-S\ :math:`\alpha`\ S samples from :func:`seqlearn.learnability.stable.sample_stable` (shifted and
-scaled), tables of ``N_req`` with ``-1`` for undetectable lags, and sample sizes ``N`` as a
-number or an array.
+tables of ``N_req`` with ``-1`` for undetectable lags, and sample sizes ``N`` as a number or an array.
 
 The targeted hints recognise the usual mistakes by recomputing them: :math:`\kappa` inverted or
-replaced by :math:`\alpha`; an estimate of :math:`\kappa` for :math:`\alpha`, or one above 2;
-:math:`\Gamma` of order zero, without the 1 of :math:`1 + \sum`, with :math:`\rho`
+replaced by :math:`\alpha`; :math:`\Gamma` of order zero, without the 1 of :math:`1 + \sum`, with :math:`\rho`
 for :math:`\rho/\lambda`, with :math:`s` for the leak, on a window shifted or one step too long,
 with zeros for NaN, or DiagGate's gate term left out; :math:`H_N` stopping at the first lag that
 fails, counting ``-1`` as detectable, with a strict inequality or taking the last lag in table
@@ -37,34 +33,41 @@ for :math:`\kappa_\alpha`, or without it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ..learnability.reference import (
-    N_FOLDS,
-    ecf_alpha_estimate,
-    gamma_const,
-    gamma_diag,
-    kappa_alpha,
+from ..learnability.reference import gamma_const, gamma_diag, kappa_alpha, window_closed_form, window_from_table
+from .checks import Case, FunctionCheck, define_checkers, matching_advice, same_values
+from .learnability_properties import (
+    ECF_ALPHA_ESTIMATE,
+    ECF_TOLERANCE,
+    EXAMPLE_ECF,
+    EXAMPLE_ORIENTED,
+    EXAMPLE_SPREAD,
+    EXPONENT_TOLERANCE,
+    NULL_T_BOUND,
+    ORIENTED_STATISTIC,
+    SPREAD_EXPONENT,
+    PlantedCase,
+    PropertyCheck,
+    kappa_of,
     oriented_statistic,
-    window_closed_form,
-    window_from_table,
+    spread_exponent,
 )
-from ..learnability.stable import sample_stable
-from .checks import Case, FunctionCheck, compare, define_checkers, matching_advice, same_values
 
 __all__ = [
     "ECF_TOLERANCE",
+    "EXPONENT_TOLERANCE",
     "NULL_T_BOUND",
     "PlantedCase",
     "PropertyCheck",
     "oriented_statistic",
+    "spread_exponent",
     "EXAMPLE_ECF",
     "EXAMPLE_ORIENTED",
+    "EXAMPLE_SPREAD",
     "EXAMPLE_GAMMA_CONST",
     "EXAMPLE_GAMMA_DIAG",
     "EXAMPLE_TABLE",
@@ -78,52 +81,6 @@ _same = functools.partial(same_values, equal_nan=True)  # NaN marks t < lag
 def _matching(candidates, got, expected, same=_same) -> str | None:
     """:func:`~seqlearn.grading.checks.matching_advice` with NaN-aware comparison."""
     return matching_advice(candidates, got, expected, same)
-
-
-def _kappa(alpha: float) -> float:
-    return alpha / (alpha - 1.0)
-
-
-@dataclass(frozen=True)
-class PlantedCase(Case):
-    """A case drawn with a known answer: ``planted`` (the law's parameter, the planted means), ``kind`` the property
-    it tests."""
-
-    planted: Any = None
-    kind: str = ""
-
-
-_ANY_FINITE = 1e300
-"""An absolute tolerance that :func:`~seqlearn.grading.checks.compare` meets with any finite value: it then checks
-the form alone."""
-
-Judge = Callable[[Callable[[Case], tuple[Any, BaseException | None]], PlantedCase, Any], tuple[str, str | None] | None]
-"""``judge(run, case, got) -> (problem, targeted hint) or None``; ``run(other)`` runs the student on another case."""
-
-
-@dataclass(frozen=True)
-class PropertyCheck(FunctionCheck):
-    """A check graded by properties of the result instead of its equality with the reference's.
-
-    The reference decides which inputs must raise and the form of the result (type, shape, dtype kind, finite
-    values); every other case passes when ``judge`` finds nothing wrong. The judge may run the student's function
-    on transformed inputs (an invariance), through the same guard as the case itself, and with the same ``given``
-    results of earlier parts.
-    """
-
-    judge: Judge | None = None
-
-    def _first_problem(self, student: Callable, case: Case, hidden: bool) -> tuple[str, str | None] | None:
-        expected, expected_error = self._expected(case)
-        got, error = self._run_student(student, self._given(case), hidden)
-        if error is not None or expected_error is not None:
-            return super()._first_problem(student, case, hidden)  # the errors are the reference's to decide
-        form = compare(expected, got, rtol=0.0, atol=_ANY_FINITE)  # any finite value of the right form
-        if form is not None:
-            return form.describe(hidden), None
-        if self.judge is None or not isinstance(case, PlantedCase):
-            raise TypeError(f"{self.name}: a PropertyCheck needs a judge, and its graded cases must be PlantedCases")
-        return self.judge(lambda other: self._run_student(student, self._given(other), hidden), case, got)
 
 
 # ----------------------------------------------------------------------------- kappa_alpha
@@ -163,81 +120,6 @@ KAPPA_ALPHA = FunctionCheck(
     ),
     hint="kappa = alpha / (alpha - 1) as a float, for alpha in (1, 2]; raise ValueError for any other alpha",
     targeted_hint=_kappa_hint,
-)
-
-
-# ----------------------------------------------------------------------------- ecf_alpha_estimate
-
-EXAMPLE_ECF = sample_stable(1.5, 2000, rng=np.random.default_rng(2))
-"""The notebook's sample: 2000 S-alpha-S draws with alpha = 1.5, scale 1 (Chambers-Mallows-Stuck, seed 2)."""
-
-
-ECF_TOLERANCE = 0.2
-"""How far an estimate of alpha may lie from the alpha the samples were drawn with (n >= 2000: the reference's
-largest error in 1500 draws of n = 5000..10000 was 0.07)."""
-
-ECF_RESCALE = 37.0
-"""The factor the scale-invariance property multiplies the samples by."""
-
-
-def _ecf_case(rng: np.random.Generator) -> PlantedCase:
-    u = rng.random()
-    if u < 0.2:
-        alpha = 2.0  # Gaussian
-    elif u < 0.4:
-        alpha = float(rng.uniform(1.01, 1.1))  # near-Cauchy
-    else:
-        alpha = float(rng.uniform(1.1, 1.95))
-    n = int(rng.integers(5000, 10001))
-    scale = float(10.0 ** rng.uniform(-2.0, 2.0))
-    shift = float(rng.normal(0.0, 3.0 * scale)) if rng.random() < 0.5 else 0.0
-    return PlantedCase({"x": shift + sample_stable(alpha, n, scale, rng)}, planted=alpha)
-
-
-def _ecf_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
-    """Within ECF_TOLERANCE of the planted alpha, inside (0, 2], unchanged when the samples are scaled."""
-    alpha, got = case.planted, float(got)
-    if not 0.0 < got <= 2.0:
-        return "the estimate lies outside (0, 2], where every stable index lies", (
-            "a fitted slope can come out above 2 on finite samples: clip the slope to [1, 2] (np.clip)"
-        )
-    if abs(got - alpha) > ECF_TOLERANCE:
-        kappa_like = alpha < 2.0 and abs(got - _kappa(alpha)) < abs(got - alpha)
-        return f"the estimate is more than {ECF_TOLERANCE} from the alpha the samples were drawn with", (
-            "that is closer to kappa = alpha / (alpha - 1) than to alpha: return the slope itself"
-            if kappa_like
-            else None
-        )
-    again, error = run(PlantedCase({"x": ECF_RESCALE * case.inputs["x"]}, planted=alpha))
-    if error is not None or compare(got, again, rtol=1e-6, atol=1e-9) is not None:
-        return f"multiplying the samples by {ECF_RESCALE:g} changed the estimate (beyond 1e-6)", (
-            "alpha does not depend on the scale of the data: put the grid of t in units of a scale estimated from "
-            "x itself, e.g. t = c / s with s = IQR / 1.349"
-        )
-    return None
-
-
-ECF_ALPHA_ESTIMATE = PropertyCheck(
-    name="ecf_alpha_estimate",
-    reference=ecf_alpha_estimate,
-    random_case=_ecf_case,
-    fixed_cases=(
-        PlantedCase({"x": EXAMPLE_ECF}, label="the worked example", planted=1.5),
-        PlantedCase({"x": sample_stable(2.0, 5000, rng=np.random.default_rng(0))}, label="Gaussian data", planted=2.0),
-        PlantedCase(
-            {"x": sample_stable(1.05, 5000, rng=np.random.default_rng(0))}, label="near-Cauchy data", planted=1.05
-        ),
-        PlantedCase(
-            {"x": 5.0 + 0.1 * EXAMPLE_ECF}, label="the worked example scaled by 0.1, shifted by 5", planted=1.5
-        ),
-        Case({"x": EXAMPLE_ECF[:19]}, label="19 samples, too few"),
-        Case({"x": np.r_[np.zeros(60), EXAMPLE_ECF[:40]]}, label="more than half the samples equal: IQR 0"),
-    ),
-    hint=f"any estimator that does what the part asks: on S-alpha-S samples (n >= 2000, any shift and scale) return "
-    f"alpha as a float in (0, 2], within {ECF_TOLERANCE} of the alpha they were drawn with, the same (to 1e-6) for "
-    f"the samples times {ECF_RESCALE:g}; ValueError for fewer than 20 samples or IQR = 0. The recipe of the part "
-    "(Koutrouvelis' regression of log(-log |phi|^2) on log t) does all of it",
-    judge=_ecf_judge,
 )
 
 
@@ -518,6 +400,12 @@ def _closed_form_case(rng: np.random.Generator) -> Case:
     return Case({"N": N, "envelope": envelope, "param": param, "alpha": alpha})
 
 
+def _given_kappa(inputs) -> float:
+    """Part 1's kappa_alpha by its reference, NaN for an alpha outside (1, 2] (which the part must refuse itself)."""
+    alpha = inputs["alpha"]
+    return kappa_alpha(alpha) if 1.0 < alpha <= 2.0 else float("nan")
+
+
 def _closed_form_variant(N, envelope, param, alpha, *, k, log=np.log):
     """H_N with kappa replaced by ``k`` and the natural logarithm by ``log`` (a usual mistake)."""
     N = np.asarray(N, dtype=float)
@@ -527,7 +415,7 @@ def _closed_form_variant(N, envelope, param, alpha, *, k, log=np.log):
 
 def _closed_form_hint(case: Case, expected, got) -> str | None:
     inputs = dict(case.inputs)
-    k = _kappa(float(inputs["alpha"]))
+    k = kappa_of(float(inputs["alpha"]))
     candidates: list[tuple[str, dict[str, Any]]] = [
         ("the exponent is kappa_alpha = alpha / (alpha - 1), not alpha", {"k": float(inputs["alpha"])}),
         (
@@ -559,86 +447,12 @@ WINDOW_CLOSED_FORM = FunctionCheck(
         Case({"N": 1e4, "envelope": "logarithmic", "param": 1.0, "alpha": 1.5}, label="an envelope not asked for"),
         Case({"N": 1e4, "envelope": "power", "param": 1.0, "alpha": 1.0}, label="alpha = 1"),
     ),
-    hint="kappa = alpha / (alpha - 1); 'exponential': H_N = param / kappa * ln N; 'power': H_N = N ** (1 / (param * "
-    "kappa)); a float for a single N, a float64 array of N's shape for an array; ValueError for another envelope or "
-    "alpha outside (1, 2]",
+    hint="use the kappa = alpha / (alpha - 1) it is given; 'exponential': H_N = param / kappa * ln N; 'power': "
+    "H_N = N ** (1 / (param * kappa)); a float for a single N, a float64 array of N's shape for an array; "
+    "ValueError for another envelope or alpha outside (1, 2]",
     targeted_hint=_closed_form_hint,
     branch=lambda case: (case.inputs["envelope"], np.ndim(case.inputs["N"])),
-)
-
-
-# ----------------------------------------------------------------------------- oriented_statistic
-
-NULL_T_BOUND = 5.0
-"""The largest |t| terms with no signal may give (t is N(0, 1) or narrower there: P(|t| > 5) < 6e-7)."""
-
-
-EXAMPLE_ORIENTED = np.array([[1.0, -2.0], [3.0, -1.0], [2.0, -3.0], [2.0, -1.0], [1.0, -2.0], [2.0, -2.0]])
-"""The notebook's terms: N = 6 sequences, H = 2 neurons, neuron 1 always positive, neuron 2 negative."""
-
-
-def _oriented_case(rng: np.random.Generator) -> PlantedCase:
-    """A planted case (each |m_q| at least 8 standard errors of a fold mean: every sign is right) or a null of many
-    neurons with no signal."""
-    N = int(rng.integers(2 * N_FOLDS, 241))
-    if rng.random() < 0.6:
-        H = int(rng.integers(1, 9))
-        sigma = 10.0 ** rng.uniform(-1.0, 1.0, size=H)
-        m = rng.choice([-1.0, 1.0], H) * rng.uniform(8.0, 20.0, H) * sigma / np.sqrt(N // N_FOLDS)
-        return PlantedCase({"phi": m + sigma * rng.normal(size=(N, H))}, planted=m, kind="planted")
-    H = int(rng.integers(100, 161))
-    N = max(N, 60)
-    sigma = 10.0 ** (rng.uniform(-1.0, 1.0) + rng.uniform(-0.2, 0.2, size=H))  # no signal: every mean is 0
-    return PlantedCase({"phi": sigma * rng.normal(size=(N, H))}, kind="null")
-
-
-def _t(chi: np.ndarray) -> float:
-    """The one-sample t of the mean of ``chi`` (ddof 1)."""
-    return float(chi.mean() / (chi.std(ddof=1) / np.sqrt(chi.size)))
-
-
-def _oriented_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
-    """Invariant to a neuron's sign and to the neurons' order; the planted orientation; a small |t| without signal."""
-    phi, got = case.inputs["phi"], np.asarray(got, dtype=float)
-    H = phi.shape[1]
-    for changed, inputs in (
-        ("flipping the sign of some neurons' terms", phi * np.where(np.arange(H) % 2 == 0, -1.0, 1.0)),
-        ("reordering the neurons", phi[:, ::-1]),
-    ):
-        again, error = run(PlantedCase({"phi": inputs}, kind=case.kind))
-        if error is not None or not same_values(again, got, rtol=1e-9, atol=1e-12 * np.abs(phi).max()):
-            return f"{changed} changed the result", (
-                "each neuron is oriented by the sign of its own held-out mean and the oriented terms are summed, so "
-                "chi does not depend on a neuron's sign convention or on the order of the neurons"
-            )
-    if case.kind == "planted" and not same_values(got, phi @ np.sign(case.planted), rtol=1e-9, atol=1e-12):
-        return "where every neuron's mean is far above the noise, chi_n differs from sum_q sgn(m_q) phi[n, q]", (
-            "orient each neuron by the sign of its mean on the held-out fold and SUM the oriented terms over neurons"
-        )
-    if case.kind == "null" and not abs(_t(got)) <= NULL_T_BOUND:
-        return f"on terms with no signal (every mean 0), t = mean / (sd / sqrt N) of chi has |t| > {NULL_T_BOUND:g}", (
-            "the signs must come from OTHER sequences: a sign read off the sequences it orients makes "
-            "sgn(mean) * mean = |mean| > 0 for every neuron, a positive mean without any signal"
-        )
-    return None
-
-
-ORIENTED_STATISTIC = PropertyCheck(
-    name="oriented_statistic",
-    reference=oriented_statistic,
-    random_case=_oriented_case,
-    fixed_cases=(
-        PlantedCase(
-            {"phi": EXAMPLE_ORIENTED}, label="the worked example", planted=np.array([1.0, -1.0]), kind="planted"
-        ),
-        Case({"phi": EXAMPLE_ORIENTED[:5]}, label="5 sequences: fewer than 2 per fold"),
-        Case({"phi": EXAMPLE_ORIENTED[:, 0]}, label="a 1-D array"),
-    ),
-    n_visible=6,
-    hint="chi_n = sum_q s_q * phi[n, q] with s_q the sign of neuron q's mean over sequences of another fold (n mod 3 "
-    "is oriented by (n + 1) mod 3); a float64 array of shape (N,); ValueError for fewer than 6 rows or not 2-D",
-    judge=_oriented_judge,
-    branch=lambda case: getattr(case, "kind", ""),
+    given={"kappa": _given_kappa},
 )
 
 
@@ -653,6 +467,7 @@ CHECKS = MappingProxyType(
             WINDOW_FROM_TABLE,
             WINDOW_CLOSED_FORM,
             ORIENTED_STATISTIC,
+            SPREAD_EXPONENT,
         )
     }
 )

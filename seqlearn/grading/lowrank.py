@@ -22,6 +22,10 @@ new :math:`\kappa_m`, the visible overlaps in another order; the metric without 
 norms (:math:`\bar G_{(mm),(mm)} = 4\sigma_{mm}`), with two of its four terms, its visible block
 only or in another order; the step with the wrong sign, without the metric, with its diagonal only
 or with a metric missing the norms' factor 2; :math:`I_1` with the wrong signs or as the plain trace.
+
+The experiment, ``invariant_drift`` (gradient descent on a readout and an input, and the drift of :math:`I_1` it
+causes), is graded by closed forms of its result, not by equality with :func:`invariant_drift`: see
+:mod:`seqlearn.grading.lowrank_experiment`.
 """
 
 from __future__ import annotations
@@ -34,8 +38,12 @@ import numpy as np
 
 from ..lowrank.reference import effective_output, invariant_I1, metric_bar, overlap_ode_step, overlaps_from_vectors
 from .checks import Case, FunctionCheck, define_checkers, matching_advice, same_values
+from .lowrank_experiment import DRIFT_RATIO_BAND, EXAMPLE_DRIFT, INVARIANT_DRIFT, invariant_drift
 
 __all__ = [
+    "DRIFT_RATIO_BAND",
+    "EXAMPLE_DRIFT",
+    "invariant_drift",
     "OVERLAP_ORDER",
     "EXAMPLE_VECTORS",
     "EXAMPLE_SIGMA",
@@ -490,7 +498,14 @@ INVARIANT_I1 = FunctionCheck(
 CHECKS = MappingProxyType(
     {
         check.name: check
-        for check in (OVERLAPS_FROM_VECTORS, EFFECTIVE_OUTPUT, METRIC_BAR, INVARIANT_I1, OVERLAP_ODE_STEP)
+        for check in (
+            OVERLAPS_FROM_VECTORS,
+            EFFECTIVE_OUTPUT,
+            METRIC_BAR,
+            INVARIANT_I1,
+            OVERLAP_ODE_STEP,
+            INVARIANT_DRIFT,
+        )
     }
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
