@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from ..gated.reference import gru_step, lstm_step, memory_capacity, reservoir_update, ridge_readout
+from ..guard import reference
 from .checks import Case, FunctionCheck, define_checkers, matching_advice, same_values
+from .learnability import PlantedCase, PropertyCheck
 
 __all__ = [
     "EXAMPLE_LSTM",
@@ -41,6 +43,12 @@ __all__ = [
     "EXAMPLE_RESERVOIR",
     "EXAMPLE_READOUT",
     "shift_register",
+    "EXAMPLE_CURVE",
+    "CURVE_TOLERANCE",
+    "MEMORY_CURVE",
+    "memory_curve",
+    "linear_memory_function",
+    "exact_memory",
     "CHECKS",
 ]
 
@@ -534,8 +542,257 @@ MEMORY_CAPACITY = FunctionCheck(
 )
 
 
+# ----------------------------------------------------------------------------- memory_curve (an experiment)
+
+
+@reference
+def memory_curve(W, w_in, u, radii, leak_rate, k_max, washout, n_train) -> tuple[np.ndarray, np.ndarray]:
+    r"""The memory function of a linear reservoir at each spectral radius: the experiment of Exercises 4.
+
+    For each radius :math:`\rho` the reservoir :math:`x_t = (1 - a)\,x_{t-1} + a\,(\rho W x_{t-1} + w_{in} u_t)`
+    (the identity in place of tanh, no bias) starts from :math:`x_{-1} = 0` and runs on all of ``u``; the
+    steps :math:`t \ge` ``washout`` give features :math:`z_t = [1; x_t]` and targets :math:`u_{t-k}`,
+    :math:`k = 1, \dots, k_{\max}`. Each delay's readout is fitted by least squares on the first ``n_train``
+    of these steps, and :math:`r^2_k` is the squared Pearson correlation of its predictions with the targets on
+    the remaining steps; :math:`MC = \sum_k r^2_k`.
+
+    Parameters
+    ----------
+    W : (N, N) array of spectral radius 1;  w_in : (N,) array;  u : (T,) i.i.d. scalar input
+    radii : list of R floats;  leak_rate : float a in (0, 1]
+    k_max : int >= 1;  washout : int >= k_max;  n_train : int, 0 < n_train < T - washout
+
+    Returns
+    -------
+    mc : (R,) array, the capacity at each radius;  r2 : (R, k_max) array, its memory function
+    """
+    R, N = len(radii), len(w_in)
+    A = np.zeros((R * N, R * N))  # every radius at once: a block-diagonal system of the R reservoirs
+    for r, rho in enumerate(radii):
+        A[r * N : (r + 1) * N, r * N : (r + 1) * N] = (1.0 - leak_rate) * np.eye(N) + leak_rate * rho * W
+    drive = leak_rate * np.multiply.outer(u, np.tile(w_in, R))  # (T, R N): a w_in u_t for each reservoir
+    x, states = np.zeros(R * N), np.empty((len(u), R * N))
+    for step in range(len(u)):
+        x = A @ x + drive[step]  # x_t = A x_{t-1} + a w_in u_t
+        states[step] = x
+    t = np.arange(washout, len(u))
+    targets = np.column_stack([u[t - k] for k in range(1, k_max + 1)])  # (n, k_max)
+    r2 = np.empty((R, k_max))
+    for r in range(R):
+        Z = np.column_stack([np.ones(len(t)), states[t, r * N : (r + 1) * N]])  # (n, 1 + N)
+        W_out = np.linalg.lstsq(Z[:n_train], targets[:n_train], rcond=None)[0]
+        pred, true = Z[n_train:] @ W_out - (Z[n_train:] @ W_out).mean(0), targets[n_train:] - targets[n_train:].mean(0)
+        r2[r] = (pred * true).sum(0) ** 2 / ((pred**2).sum(0) * (true**2).sum(0))
+    return r2.sum(axis=1), r2
+
+
+def linear_memory_function(A, b, k_max: int, first: int = 1) -> np.ndarray:
+    r"""The exact memory function :math:`r^2_k` of the linear system :math:`x_t = A x_{t-1} + b\,u_t` driven by
+    i.i.d. input: the best linear readout of :math:`u_{t-k}` from the stationary state.
+
+    With :math:`x_t = \sum_j A^j b\, u_{t-j}`, :math:`\mathrm{Cov}(x_t) = \sigma^2 K^\top K` and
+    :math:`\mathrm{Cov}(x_t, u_{t-k}) = \sigma^2 K^\top e_k`, where the rows of :math:`K` (J, N) are
+    :math:`(A^j b)^\top`, :math:`j = 0, 1, \dots` (until they vanish). Hence
+    :math:`r^2_k = e_k^\top K (K^\top K)^{+} K^\top e_k`, the leverage of row :math:`k` of :math:`K`: with
+    :math:`K = U S V^\top`, :math:`r^2_k = \lVert U_{k,:} \rVert^2`. The leverages of all rows sum to the rank of
+    :math:`K`, at most :math:`N`: Jaeger's bound :math:`\sum_{k \ge 0} r^2_k \le N`.
+
+    Parameters
+    ----------
+    A : (N, N) array of spectral radius below 1;  b : (N,) array;  k_max : int;  first : int, the first delay
+
+    Returns
+    -------
+    (k_max,) array, :math:`r^2_k` for :math:`k` = ``first``, ..., ``first + k_max - 1``
+    """
+    K = krylov_rows(A, b, first + k_max)
+    U, s, _ = np.linalg.svd(K, full_matrices=False)
+    rank = int(np.sum(s > 1e-10 * s[0]))
+    return np.sum(U[first : first + k_max, :rank] ** 2, axis=1)
+
+
+def krylov_rows(A, b, at_least: int) -> np.ndarray:
+    """The rows (A^j b)^T, j = 0, 1, ..., until they fall below 1e-15 of ``b`` (and at least ``at_least``)."""
+    rows, scale = [np.asarray(b, dtype=float)], float(np.linalg.norm(b))
+    while len(rows) < at_least or np.linalg.norm(rows[-1]) > 1e-15 * scale:
+        rows.append(A @ rows[-1])
+    return np.array(rows)
+
+
+def _leaky_system(W, w_in, rho: float, a: float) -> tuple[np.ndarray, np.ndarray]:
+    """(A, b) of x_t = A x_{t-1} + b u_t: A = (1 - a) I + a rho W, b = a w_in."""
+    return (1.0 - a) * np.eye(len(w_in)) + a * rho * np.asarray(W), a * np.asarray(w_in, dtype=float)
+
+
+def exact_memory(inputs, first: int = 1) -> np.ndarray:
+    """The exact memory function (R, k_max) of a :func:`memory_curve` case, one row per radius."""
+    return np.array(
+        [
+            linear_memory_function(
+                *_leaky_system(inputs["W"], inputs["w_in"], rho, inputs["leak_rate"]), inputs["k_max"], first
+            )
+            for rho in inputs["radii"]
+        ]
+    )
+
+
+CURVE_TOLERANCE = 0.1
+"""How far each estimated r^2_k may lie from the exact memory function (500 training and 2000 test steps: in 300
+draws of the cases the reference's largest error was 0.060)."""
+
+CURVE_WASHOUT, CURVE_TRAIN, CURVE_TEST = 100, 500, 2000
+"""The steps of a case: a washout, the training stretch and the test stretch."""
+
+CURVE_SHORT_TEST = 500
+"""The test steps of the short run the judge adds to each case: N + 2 training steps, 3N delays, Jaeger's bound."""
+
+
+def _curve_inputs(rng: np.random.Generator, N: int, radii, leak_rate: float, k_max: int) -> dict[str, Any]:
+    """A normalised W, w_in ~ U(-1, 1) and i.i.d. input (uniform or Gaussian) for a :func:`memory_curve` case."""
+    W = rng.normal(0.0, 1.0, size=(N, N))
+    W /= float(np.max(np.abs(np.linalg.eigvals(W))))  # spectral radius 1
+    w_in = rng.uniform(-1.0, 1.0, size=N)
+    T = CURVE_WASHOUT + CURVE_TRAIN + CURVE_TEST
+    u = rng.uniform(-1.0, 1.0, size=T) if rng.random() < 0.5 else rng.normal(0.0, 1.0, size=T)
+    radii = [float(r) for r in radii]
+    return {"W": W, "w_in": w_in, "u": u, "radii": radii, "leak_rate": float(leak_rate), "k_max": int(k_max)} | {
+        "washout": CURVE_WASHOUT,
+        "n_train": CURVE_TRAIN,
+    }
+
+
+def _well_posed(inputs) -> bool:
+    """Every radius forgets within the washout (|eigenvalues of A| <= 0.98) and its state is well conditioned."""
+    for rho in inputs["radii"]:
+        A, b = _leaky_system(inputs["W"], inputs["w_in"], rho, inputs["leak_rate"])
+        if np.max(np.abs(np.linalg.eigvals(A))) > 0.98:
+            return False
+        s = np.linalg.svd(krylov_rows(A, b, 1), compute_uv=False)
+        if s[-1] < 1e-4 * s[0]:
+            return False
+    return True
+
+
+def _curve_case(rng: np.random.Generator) -> PlantedCase:
+    """A random linear reservoir (N in 3..6) at three radii, its exact memory function planted."""
+    while True:
+        N = int(rng.integers(3, 7))
+        radii = np.round([rng.uniform(0.3, 0.5), rng.uniform(0.55, 0.75), rng.uniform(0.8, 0.95)], 2)
+        leak_rate = 1.0 if rng.random() < 0.4 else round(float(rng.uniform(0.5, 0.9)), 2)
+        inputs = _curve_inputs(rng, N, radii, leak_rate, int(rng.integers(N, 2 * N + 1)))
+        if _well_posed(inputs):
+            return PlantedCase(inputs, planted=exact_memory(inputs))
+
+
+def _example_curve() -> PlantedCase:
+    """The notebook's reservoir: N = 4 (seed 5), radii 0, 0.5 and 0.9, a = 0.6, k_max = 8, uniform input."""
+    rng = np.random.default_rng(5)
+    W = rng.normal(0.0, 1.0, size=(4, 4))
+    W /= float(np.max(np.abs(np.linalg.eigvals(W))))
+    w_in = rng.uniform(-1.0, 1.0, size=4)
+    u = rng.uniform(-1.0, 1.0, size=CURVE_WASHOUT + CURVE_TRAIN + CURVE_TEST)
+    inputs = {"W": W, "w_in": w_in, "u": u, "radii": [0.0, 0.5, 0.9], "leak_rate": 0.6, "k_max": 8}
+    inputs |= {"washout": CURVE_WASHOUT, "n_train": CURVE_TRAIN}
+    return PlantedCase(inputs, planted=exact_memory(inputs), label="the worked example")
+
+
+EXAMPLE_CURVE = _example_curve()
+"""The notebook's worked example: the first radius is 0 (W = 0), where r^2_k = (1 - (1 - a)^2) (1 - a)^(2k)."""
+
+
+def short_run(inputs) -> PlantedCase:
+    """The same reservoir with N + 2 training steps, 3N delays and :data:`CURVE_SHORT_TEST` test steps."""
+    N = len(inputs["w_in"])
+    u = inputs["u"][: inputs["washout"] + N + 2 + CURVE_SHORT_TEST]
+    return PlantedCase({**inputs, "u": u, "k_max": 3 * N, "n_train": N + 2}, label="the short run")
+
+
+def _curve_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
+    """r^2 in [0, 1], mc its row sums, every r^2_k near the exact memory function, mc <= N on a short run."""
+    problem = _curve_form(case.inputs, got)
+    if problem is not None:
+        return problem
+    r2 = np.asarray(got[1], dtype=float)
+    error = np.abs(r2 - case.planted)
+    if error.max() > CURVE_TOLERANCE:
+        r, k = np.unravel_index(int(np.argmax(error)), error.shape)
+        return (
+            f"r^2_k at the radius in position {r + 1} and delay k = {k + 1} lies {error[r, k]:.2f} from the exact "
+            f"memory function of this linear reservoir (the tolerance is {CURVE_TOLERANCE:g})",
+            _curve_hint(case, r2),
+        )
+    short = short_run(case.inputs)
+    again, error_again = run(short)
+    if error_again is not None:
+        return "it raised an error on the same reservoir with N + 2 training steps and 3N delays", None
+    problem = _curve_form(short.inputs, again)
+    if problem is None and np.max(again[0]) > len(short.inputs["w_in"]):
+        problem = (
+            "a memory capacity exceeds N, the number of units, which no readout of N states can",
+            (
+                "score each readout on the steps after the first n_train (the test stretch): on the steps it was "
+                "fitted on, a readout with N + 1 weights and few training steps fits almost any target"
+            ),
+        )
+    return None if problem is None else (f"on the same reservoir with N + 2 training steps: {problem[0]}", problem[1])
+
+
+def _curve_form(inputs, got) -> tuple[str, str | None] | None:
+    """What holds for any run: the shapes of (mc, r2), r^2 in [0, 1] and mc the row sums of r2."""
+    mc, r2 = (np.asarray(v, dtype=float) for v in got)
+    if r2.shape != (len(inputs["radii"]), inputs["k_max"]) or mc.shape != r2.shape[:1]:
+        return "mc should have shape (len(radii),) and r2 shape (len(radii), k_max)", None
+    if not (np.all(np.isfinite(r2)) and r2.min() >= 0.0 and r2.max() <= 1.0 + 1e-9):
+        return "some r^2_k lies outside [0, 1], where every squared correlation lies", (
+            "r^2_k is the SQUARED Pearson correlation of the predictions with the targets on the test steps, not "
+            "1 - SSE/SST (which can be negative out of sample) and not the correlation itself"
+        )
+    if not same_values(mc, r2.sum(axis=1), rtol=1e-9, atol=1e-9):
+        return "mc is not the sum of each row of r2", "mc[i] = r2[i].sum(): the capacity at the i-th radius"
+    return None
+
+
+def _curve_hint(case: PlantedCase, r2: np.ndarray) -> str | None:
+    """Advice for a memory function that equals the exact one of a usual mistake."""
+    inputs, a = case.inputs, case.inputs["leak_rate"]
+    candidates = [
+        (
+            "the delays are k = 1, ..., k_max: the target of delay k is u[t - k], not u[t - k + 1]",
+            exact_memory(inputs, first=0),
+        ),
+        ("square the correlation: r^2_k, not the correlation itself", np.sqrt(case.planted)),
+    ]
+    if a < 1.0:
+        candidates.append(
+            (
+                "the leak rate a weights the NEW term: x_t = (1 - a) x_{t-1} + a (rho W x_{t-1} + w_in u_t)",
+                exact_memory({**inputs, "leak_rate": 1.0 - a}),
+            )
+        )
+    near = lambda x, y: bool(np.abs(x - y).max() <= CURVE_TOLERANCE)  # noqa: E731
+    return matching_advice(candidates, r2, case.planted, same=near)
+
+
+MEMORY_CURVE = PropertyCheck(
+    name="memory_curve",
+    reference=memory_curve,
+    random_case=_curve_case,
+    fixed_cases=(EXAMPLE_CURVE,),
+    n_visible=1,
+    n_hidden=3,
+    hint="for each radius rho, run x = (1 - a) * x + a * (rho * W @ x + w_in * u[t]) from x = 0 over all of u; for "
+    "the steps t = washout, ..., T - 1 take features [1, x_t] and targets u[t - k], k = 1, ..., k_max; fit by "
+    "np.linalg.lstsq on the first n_train of them and score r^2_k = np.corrcoef(pred, target)[0, 1] ** 2 on the "
+    "rest; return (mc, r2), r2 of shape (len(radii), k_max) and mc = r2.sum(axis=1)",
+    judge=_curve_judge,
+)
+
+
 CHECKS = MappingProxyType(
-    {check.name: check for check in (LSTM_STEP, GRU_STEP, RESERVOIR_UPDATE, RIDGE_READOUT, MEMORY_CAPACITY)}
+    {
+        check.name: check
+        for check in (LSTM_STEP, GRU_STEP, RESERVOIR_UPDATE, RIDGE_READOUT, MEMORY_CAPACITY, MEMORY_CURVE)
+    }
 )
 """The exercise name -> its :class:`~seqlearn.grading.checks.FunctionCheck` (read-only)."""
 
