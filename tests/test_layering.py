@@ -22,11 +22,12 @@ COURSE = PACKAGE / "course"
 IMPORT_EACH = """
 import importlib, json, sys
 loaded = {}
-for name in sys.argv[1:]:
+for name in sys.argv[2:]:
     importlib.import_module(name)
-    loaded[name] = sorted(m for m in sys.modules if m.startswith("seqlearn.grading"))
+    loaded[name] = sorted(m for m in sys.modules if m == sys.argv[1] or m.startswith(sys.argv[1] + "."))
 print(json.dumps(loaded))
 """
+"""Imports ``argv[2:]`` in turn; for each, the modules of the package ``argv[1]`` loaded so far."""
 
 
 def _module_name(path: Path) -> str:
@@ -59,9 +60,23 @@ def _imports_a_package(path: Path, target: str) -> bool:
 @pytest.mark.integration
 def test_importing_the_model_modules_loads_no_grader():
     names = ["seqlearn.losses", "seqlearn.ngram", "seqlearn.rnn", *map(_module_name, _outside("grading", "course"))]
-    out = subprocess.run([sys.executable, "-c", IMPORT_EACH, *names], capture_output=True, text=True, check=True)
-    loaded = json.loads(out.stdout)
-    assert {name: grader for name, grader in loaded.items() if grader} == {}
+    assert _loaded("seqlearn.grading", names) == {}
+
+
+def _loaded(package: str, names: list[str]) -> dict[str, list[str]]:
+    """Each of ``names`` whose import (in one fresh interpreter, in turn) loaded modules of ``package`` -> those."""
+    command = [sys.executable, "-c", IMPORT_EACH, package, *names]
+    loaded = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    return {name: modules for name, modules in loaded.items() if modules}
+
+
+@pytest.mark.integration
+def test_importing_the_package_and_the_grader_loads_no_course():
+    names = [*map(_module_name, _outside("course")), "seqlearn.grading.ngram"]
+    assert _loaded("seqlearn.course", names) == {}
+    assert _loaded("seqlearn.course", ["seqlearn.course.cli"]) == {
+        "seqlearn.course.cli": ["seqlearn.course", "seqlearn.course.cli"]
+    }
 
 
 def test_only_the_grader_and_the_course_import_the_grader():
