@@ -779,7 +779,7 @@ MEMORY_CURVE = PropertyCheck(
     random_case=_curve_case,
     fixed_cases=(EXAMPLE_CURVE,),
     n_visible=1,
-    n_hidden=3,
+    n_hidden=2,
     hint="for each radius rho, run x = (1 - a) * x + a * (rho * W @ x + w_in * u[t]) from x = 0 over all of u; for "
     "the steps t = washout, ..., T - 1 take features [1, x_t] and targets u[t - k], k = 1, ..., k_max; fit by "
     "np.linalg.lstsq on the first n_train of them and score r^2_k = np.corrcoef(pred, target)[0, 1] ** 2 on the "
