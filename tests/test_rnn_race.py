@@ -11,7 +11,14 @@ from seqlearn.data.synthetic import ToyEnglish, agreement_accuracy
 from seqlearn.gated import GatedLM
 from seqlearn.lm import agreement_scorer
 from seqlearn.rnn import RNNLM
-from seqlearn.rnn.race import RaceResult, agreement_race, batched_agreement_scorer, read_race, write_race
+from seqlearn.rnn.race import (
+    RaceResult,
+    agreement_race,
+    batched_agreement_scorer,
+    merge_races,
+    read_race,
+    write_race,
+)
 
 VOCAB = Vocab(ToyEnglish.vocabulary())
 TASK = LongAgreement(max_distance=15)
@@ -90,3 +97,31 @@ def test_writing_a_race_refuses_what_is_not_one(tmp_path):
         write_race(RaceResult({}, [0], {}), tmp_path / "race.json", command="x")
     with pytest.raises(FileNotFoundError):
         read_race(tmp_path / "missing.json")
+
+
+def test_races_run_in_parts_merge_into_the_whole():
+    whole = RaceResult(
+        {"gru": [{0: 1.0}, {0: 0.5}, {0: 0.25}], "elman": [{0: 0.5}, {0: 0.75}, {0: 0.0}]},
+        [0, 1, 2],
+        {"gru": 12, "elman": 8},
+        final_loss={"gru": [1.0, 2.0, 3.0], "elman": [4.0, 5.0, 6.0]},
+        seconds={"gru": 3.0, "elman": 6.0},
+    )
+
+    def part(name, seeds):
+        runs = [whole.seeds.index(s) for s in seeds]
+        return RaceResult(
+            {name: [whole.accuracy[name][i] for i in runs]}, seeds, {name: whole.n_params[name]},
+            final_loss={name: [whole.final_loss[name][i] for i in runs]},
+            seconds={name: whole.seconds[name] / 3 * len(seeds)},
+        )  # fmt: skip
+
+    merged = merge_races(part("elman", [2]), part("gru", [0, 1, 2]), part("elman", [1, 0]))
+    assert merged.seeds == [0, 1, 2] and merged.accuracy == whole.accuracy and merged.final_loss == whole.final_loss
+    assert merged.n_params == whole.n_params and merged.seconds == whole.seconds
+    with pytest.raises(ValueError, match="more than one"):
+        merge_races(part("gru", [0, 1]), part("gru", [1, 2]))
+    with pytest.raises(ValueError, match=r"elman has no run with seeds \[1\]"):
+        merge_races(part("gru", [0, 1, 2]), part("elman", [0, 2]))
+    with pytest.raises(TypeError, match="RaceResult"):
+        merge_races(whole, {"gru": []})

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,7 +36,7 @@ from ..gated.models import GatedLM
 from ..lm import evaluating, model_device
 from ..results import RESULTS_DIR
 from ..rnn.model import RNNLM, RecurrentLM
-from ..rnn.race import RaceResult, agreement_race, write_race
+from ..rnn.race import RaceResult, agreement_race, merge_races, read_race, write_race
 from ..validation import integer
 from .model import AttentionLM
 
@@ -224,22 +225,39 @@ def read_attention_models(path, config: Mapping = LONG_RACE) -> dict[int, Attent
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run :data:`LONG_RACE` on one thread and write :data:`RACE_FILE` and :data:`MODELS_FILE` under ``--root``."""
+    """Run :data:`LONG_RACE` on one thread and write :data:`RACE_FILE` and :data:`MODELS_FILE` under ``--root``.
+
+    ``--models`` and ``--seeds`` run part of it into ``--race`` (and the attention models, if run,
+    into ``--models-file``); ``--merge`` joins such parts into :data:`RACE_FILE`.
+    """
     parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=main.__doc__)
     parser.add_argument("--root", default=".", help="the course's root (default: the current directory)")
+    parser.add_argument("--models", nargs="+", default=list(LONG_RACE["models"]), help="the models to run")
+    parser.add_argument("--seeds", nargs="+", type=int, default=LONG_RACE["seeds"], help="the seeds to run")
+    parser.add_argument("--race", help=f"where to write the race (default: {RACE_FILE} under --root)")
+    parser.add_argument("--models-file", help=f"where to write the attention models (default: {MODELS_FILE})")
+    parser.add_argument("--merge", nargs="+", metavar="PART", help="join these parts of LONG_RACE into --race")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    command = " ".join(["python -m", __name__, *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["python", "-m", __name__, *(sys.argv[1:] if argv is None else argv)])
+    race_path = Path(args.race) if args.race else Path(args.root) / RACE_FILE
+    if args.merge:
+        parts = [read_race(path) for path in args.merge]
+        commands = "; ".join(part.provenance["command"] for part in parts)
+        seconds = sum(part.provenance["seconds"] for part in parts)
+        write_race(merge_races(*parts), race_path, command=commands, config=LONG_RACE, seconds=seconds)
+        return
     config = copy.deepcopy(LONG_RACE)
+    config["models"] = {name: LONG_RACE["models"][name] for name in args.models}
+    config["seeds"] = list(args.seeds)
     start = time.perf_counter()
 
     def write(result: RaceResult) -> None:
-        write_race(
-            result, Path(args.root) / RACE_FILE, command=command, config=config, seconds=time.perf_counter() - start
-        )
+        write_race(result, race_path, command=command, config=config, seconds=time.perf_counter() - start)
 
     result, attention = run_race(config, after_each=write)
-    write_attention_models(attention, Path(args.root) / MODELS_FILE, config)
+    if attention:
+        write_attention_models(attention, args.models_file or Path(args.root) / MODELS_FILE, LONG_RACE)
     for name in result.accuracy:
         distances, acc = result.accuracy_array(name)
         print(f"{name}: beyond 20 words {acc[:, distances >= 20].mean(1).round(3)}, {result.seconds[name]:.0f} s")

@@ -27,7 +27,15 @@ from ..validation import integer
 from .model import RecurrentLM
 from .train import train_rnn_lm
 
-__all__ = ["batched_agreement_scorer", "RaceResult", "agreement_race", "RACE_RESULTS", "write_race", "read_race"]
+__all__ = [
+    "batched_agreement_scorer",
+    "RaceResult",
+    "agreement_race",
+    "RACE_RESULTS",
+    "write_race",
+    "read_race",
+    "merge_races",
+]
 
 RACE_RESULTS = "agreement_race"
 """The experiment name of a shipped race (:func:`seqlearn.results.read_results`)."""
@@ -230,3 +238,34 @@ def read_race(path, config=None) -> RaceResult:
         config=shipped.config,
         provenance=shipped.provenance,
     )
+
+
+def merge_races(*results: RaceResult) -> RaceResult:
+    """One race from races of the same models run on parts of the seeds (or parts of the models), without models.
+
+    Each ``(model, seed)`` run must come from exactly one of ``results``, and every model must
+    have run with every seed of the union; ``seconds`` add up. The runs of one model and seed
+    do not depend on the others (:func:`agreement_race`), so the merged race equals one run of all.
+    """
+    runs: dict[tuple[str, int], tuple[dict[int, float], float]] = {}
+    merged = RaceResult({}, [], {})
+    for part in results:
+        if not isinstance(part, RaceResult):
+            raise TypeError(f"each result must be a RaceResult, got {type(part).__name__}")
+        for name, accuracies in part.accuracy.items():
+            for seed, accuracy, loss in zip(part.seeds, accuracies, part.final_loss[name], strict=True):
+                if (name, seed) in runs:
+                    raise ValueError(f"{name} with seed {seed} is in more than one result")
+                runs[name, seed] = accuracy, loss
+            merged.n_params[name] = part.n_params[name]
+            merged.seconds[name] = merged.seconds.get(name, 0.0) + part.seconds[name]
+    if not runs:
+        raise ValueError("no runs to merge")
+    merged.seeds = sorted({seed for _, seed in runs})
+    for name in merged.n_params:
+        missing = [seed for seed in merged.seeds if (name, seed) not in runs]
+        if missing:
+            raise ValueError(f"{name} has no run with seeds {missing}")
+        merged.accuracy[name] = [runs[name, seed][0] for seed in merged.seeds]
+        merged.final_loss[name] = [runs[name, seed][1] for seed in merged.seeds]
+    return merged
