@@ -108,13 +108,13 @@ def test_paper_protocol_at_a_small_size_runs_with_fresh_trials_and_reports_its_c
 
 
 def test_shipped_results_regenerate_at_a_reduced_size_and_reload_equal(tmp_path):
-    """``python -m seqlearn.lowrank.memory`` (its ``main``) at 3 pairs and a few epochs: the file's schema, and the
-    file reloads equal to the in-memory results of the same call."""
+    """``python -m seqlearn.lowrank.memory_results`` (its ``main``) at 3 pairs and a few epochs: the file's schema,
+    and the file reloads equal to the in-memory results of the same call."""
     out = tmp_path / "memory.json"
     argv = ["--out", str(out), "--seeds", "0", "1", "--pairs", "3", "--epochs-ab", "5", "--epochs-c", "4"]
     main(argv)
     saved = load_results(out)
-    assert saved["command"] == "python -m seqlearn.lowrank.memory " + " ".join(argv)
+    assert saved["command"] == "python -m seqlearn.lowrank.memory_results " + " ".join(argv)
     assert set(saved) == {"command", "machine", "wall_seconds", "cpu_seconds", "protocol", "overlaps", "times",
                           "noises", "loss_epochs", "runs"}  # fmt: skip
     assert {"cpu", "cores", "python", "numpy", "kernel"} <= set(saved["machine"])
@@ -180,7 +180,7 @@ def test_compact_thins_the_losses_keeping_each_phases_last_and_rounds_to_six_dig
 
 def test_save_results_is_atomic_and_load_results_names_what_is_wrong(tmp_path):
     out = tmp_path / "r.json"
-    with pytest.raises(FileNotFoundError, match=r"python -m seqlearn\.lowrank\.memory --out"):
+    with pytest.raises(FileNotFoundError, match=r"python -m seqlearn\.lowrank\.memory_results --out"):
         load_results(out)
     good = {"command": "c", "machine": {"cores": 2}, "wall_seconds": 1.5, "cpu_seconds": 1.25, "protocol": {"dt": 0.1},
             **{key: [] for key in ("overlaps", "times", "noises", "loss_epochs", "runs")}}  # fmt: skip
@@ -288,7 +288,9 @@ def test_the_module_command_still_runs_the_shipped_results():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "seqlearn.lowrank.memory", "--help"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "seqlearn.lowrank.memory_results", "--help"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "--out" in done.stdout and "--seeds" in done.stdout
 
 

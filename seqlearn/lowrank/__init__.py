@@ -17,7 +17,8 @@ ODE whose metric is made of the overlaps the loss cannot see.
   loss (:func:`seqlearn.losses.masked_mse`); :mod:`~seqlearn.lowrank.teacher_network`: the teacher of
   task C;
 - :mod:`~seqlearn.lowrank.memory`: the twin experiment (does learning leave a decodable memory in the
-  invisible overlaps?).
+  invisible overlaps?); :mod:`~seqlearn.lowrank.memory_results`: its shipped results and their summaries
+  over seeds.
 
 Names load on first use (importing the package loads neither torch nor scipy); the function
 :func:`seqlearn.lowrank.overlaps.overlaps` is reached through its module, whose name it shares.
@@ -27,9 +28,11 @@ from .._lazy import lazy_exports, lazy_table
 
 # The function overlaps.overlaps would hide its module; the shipped file's writers serve the
 # module's command.
-_WITHHELD = {"overlaps": ["overlaps"], "memory": ["compact", "save_results"]}
+_WITHHELD = {"overlaps": ["overlaps"], "memory_results": ["compact", "save_results", "main"]}
 _LINEAR = ["linear_task", "linear_network", "linear_latent", "linear_steps", "linear_training", "linear_protocols"]
-_LAZY = lazy_table(__path__, ["overlaps", *_LINEAR, "erf", "tasks", "teacher_network", "memory"], _WITHHELD)
+_LAZY = lazy_table(
+    __path__, ["overlaps", *_LINEAR, "erf", "tasks", "teacher_network", "memory", "memory_results"], _WITHHELD
+)
 
 __all__ = [name for names in _LAZY.values() for name in names]
 

@@ -30,9 +30,9 @@ step, :func:`~seqlearn.lowrank.erf`'s rescaling symmetry) drifted.
 core with pooled trials); :meth:`MemoryProtocol.binder` the same at a size a chapter runs live
 (4,000 steps, seconds), long enough for the invisible overlaps to keep the history through C.
 
-**Shipped results.** ``python -m seqlearn.lowrank.memory --out FILE`` runs the paper's protocol for some seeds
-and writes the record Chapter 6 ships (``chapters/results/06_memory.json``); the file's writing, reading and
-summaries over seeds are in :mod:`~seqlearn.lowrank.memory_results`, whose names this module also gives.
+**Shipped results.** :mod:`~seqlearn.lowrank.memory_results` runs the paper's protocol for some seeds
+(``python -m seqlearn.lowrank.memory_results --out FILE``), writes and reads the record Chapter 6 ships
+(``chapters/results/06_memory.json``) and summarises it over however many seeds it holds.
 """
 
 from __future__ import annotations
@@ -60,16 +60,7 @@ __all__ = [
     "logistic_fit",
     "decode",
     "decode_times",
-    # the shipped results (from memory_results)
-    "paper_results",  # noqa: F822 (module __getattr__)
-    "compact",  # noqa: F822 (module __getattr__)
-    "save_results",  # noqa: F822 (module __getattr__)
-    "load_results",  # noqa: F822 (module __getattr__)
-    "seed_accuracies",  # noqa: F822 (module __getattr__)
-    "qperp_differences",  # noqa: F822 (module __getattr__)
-    "memory_summary",  # noqa: F822 (module __getattr__)
 ]
-_RESULTS = __all__[__all__.index("paper_results") :]  # given by memory_results, imported on first use
 
 TIMES = ("start", "A/B", "C")
 SPLITS = ("labels", "pairs")
@@ -507,18 +498,3 @@ def memory_experiment(
         balance_drift=np.stack(drifts).reshape(2, 2, pairs),
         accuracy=accuracy,
     )
-
-
-def __getattr__(name: str):
-    """The shipped results' names, from :mod:`~seqlearn.lowrank.memory_results` (which imports this module)."""
-    if name in _RESULTS:
-        from . import memory_results
-
-        return getattr(memory_results, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-if __name__ == "__main__":
-    from seqlearn.lowrank.memory_results import main
-
-    main()

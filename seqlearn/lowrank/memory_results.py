@@ -1,7 +1,7 @@
 r"""The twin experiment's shipped results: run at the paper's protocol for several seeds, compacted, written,
 read back, and summarised over however many seeds a file holds.
 
-``python -m seqlearn.lowrank.memory --out FILE`` (or ``python -m seqlearn.lowrank.memory_results``) runs
+``python -m seqlearn.lowrank.memory_results --out FILE`` runs
 :func:`paper_results` for some seeds and writes its compacted record (:func:`compact`) as a shipped-results
 document (:func:`save_results`, :mod:`seqlearn.results`); :func:`load_results` reads it back checked, in
 :func:`paper_results`' form. Chapter 6's ``chapters/results/06_memory.json`` is such a file (its ``provenance``
@@ -206,7 +206,9 @@ def load_results(path) -> dict:
     """
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"no results file {path!r}; python -m seqlearn.lowrank.memory --out {path} writes one")
+        raise FileNotFoundError(
+            f"no results file {path!r}; python -m seqlearn.lowrank.memory_results --out {path} writes one"
+        )
     shipped = read_results(path, _NAME)
     provenance = _PROVENANCE | {"provenance": "note"}
     results = {key: shipped.provenance[name] for key, name in provenance.items() if name in shipped.provenance}
@@ -310,7 +312,7 @@ def memory_summary(results: dict, *, split: str = "pairs") -> dict:
 
 
 def main(argv=None) -> None:
-    """``python -m seqlearn.lowrank.memory``: :func:`paper_results` from the command line."""
+    """``python -m seqlearn.lowrank.memory_results``: :func:`paper_results` from the command line."""
     ap = argparse.ArgumentParser(description="The twin experiment at the paper's protocol, for several seeds.")
     ap.add_argument("--out", required=True, help="the JSON file to write")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -321,7 +323,7 @@ def main(argv=None) -> None:
     ap.add_argument("--progress", action="store_true", help="show a progress bar")
     args = ap.parse_args(argv)
     changes = {name: getattr(args, name) for name in ("pairs", "epochs_ab", "epochs_c") if getattr(args, name)}
-    command = " ".join(["python -m seqlearn.lowrank.memory", *(sys.argv[1:] if argv is None else argv)])
+    command = " ".join(["python -m seqlearn.lowrank.memory_results", *(sys.argv[1:] if argv is None else argv)])
     results = paper_results(
         args.seeds, protocol=MemoryProtocol.paper(**changes), noises=args.noises, out=args.out, command=command,
         progress=args.progress,
