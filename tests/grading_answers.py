@@ -282,6 +282,41 @@ def _grid_search(p_a, p_b):
     return float(grid[np.argmax([_mean_log_likelihood(lam, np.asarray(p_a), np.asarray(p_b)) for lam in grid])])
 
 
+def _curve_mistake(sign=-1.0, step=1.0, target=1.0, test_on_train=False, decay=True):
+    """overfit_curve by float64 autograd (torch), optionally with a usual mistake."""
+    import torch
+
+    def curve(train, test, n, vocab_size, epochs, lr, weight_decay, windows=None):
+        windows = windows or (my_context_windows(train, n), my_context_windows(test, n))
+        if test_on_train:
+            windows = (windows[0], windows[0])
+        eye = torch.eye(vocab_size, dtype=torch.float64)
+        (x_tr, w_tr), (x_te, w_te) = ((eye[torch.as_tensor(c)].flatten(1), torch.as_tensor(w)) for c, w in windows)
+        W = torch.zeros(vocab_size, x_tr.shape[1], dtype=torch.float64, requires_grad=True)
+        b = torch.zeros(vocab_size, dtype=torch.float64, requires_grad=True)
+        ppl = ([], [])
+        for epoch in range(epochs + 1):
+            with torch.no_grad():
+                for out, x, w in zip(ppl, (x_tr, x_te), (w_tr, w_te)):
+                    out.append(math.exp(sign * torch.log_softmax(x @ W.T + b, dim=1)[torch.arange(len(w)), w].mean()))
+            if epoch == epochs:
+                break
+            y = x_tr @ W.T + b
+            loss = torch.logsumexp(y, dim=1).mean() - target * y[torch.arange(len(w_tr)), w_tr].mean()
+            loss = loss + (weight_decay / 2 if decay else 0.0) * (W**2).sum()
+            gW, gb = torch.autograd.grad(loss, (W, b))
+            with torch.no_grad():
+                W -= step * lr * gW
+                b -= step * lr * gb
+        return np.array(ppl[0]), np.array(ppl[1])
+
+    return curve
+
+
+my_overfit_curve = _curve_mistake()
+"""overfit_curve by float64 autograd of the cross-entropy with its L2 penalty (an independent correct answer)."""
+
+
 NLM_MISTAKES = {
     "context_windows": {
         "crossing sentence boundaries": (windows_across, "your windows cross sentence boundaries"),
@@ -359,6 +394,13 @@ NLM_MISTAKES = {
         "ends excluded": (lambda p_a, p_b: bisect(p_a, p_b, 0.05, 0.95), "can lie at an end of [0, 1]"),
         "coarse grid": (_grid_search, "not accurate enough"),
         "NaN": (lambda p_a, p_b: math.nan, "NaN usually comes from 0/0"),
+    },
+    "overfit_curve": {
+        "no minus": (_curve_mistake(sign=1.0), "exp(-mean log P)"),
+        "uphill": (_curve_mistake(step=-1.0), "step against the gradient"),
+        "no one-hot": (_curve_mistake(target=0.0), "softmax(y_i) - e_{w_i}"),
+        "held-out = training": (_curve_mistake(test_on_train=True), "with its own windows"),
+        "no weight decay": (_curve_mistake(decay=False), "adds lambda W"),
     },
 }
 
@@ -1428,6 +1470,7 @@ CORRECT = {
     "masked_cross_entropy": my_masked_cross_entropy,
     "perplexity_from_loss": my_perplexity_from_loss,
     "best_interpolation_weight": my_best_interpolation_weight,
+    "overfit_curve": my_overfit_curve,
     "elman_forward": my_elman_forward,
     "bptt_gradients": my_bptt_gradients,
     "product_norms_vs_lag": my_product_norms_vs_lag,

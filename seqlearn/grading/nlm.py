@@ -15,10 +15,18 @@ The targeted hints recognise the usual mistakes by recomputing them: windows tha
 sentence boundaries or lack the ``<s>`` padding, a model without its tanh, biases or direct
 connections, a loss averaged over padding or computed with an overflowing softmax, a mixture
 weight outside [0, 1].
+
+The experiment, ``overfit_curve`` (training and held-out perplexity of the log-linear model of the context
+words, trained by gradient descent from zero weights), is graded by properties rather than by equality with
+:func:`overfit_curve`: both curves start at :math:`|V|` (a uniform model), neither ever goes below the
+perplexity of its own data's empirical conditional distribution (:func:`empirical_floor`, which no model of
+the context can beat), the training curve never rises without weight decay and falls overall, the held-out
+curve ends above the training curve, and weight decay ends with a higher training perplexity.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from types import MappingProxyType
@@ -26,6 +34,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..data.vocab import Vocab
+from ..guard import reference
 from ..nlm.basics import (
     best_interpolation_weight,
     context_windows,
@@ -34,11 +43,17 @@ from ..nlm.basics import (
     perplexity_from_loss,
 )
 from .checks import Case, FunctionCheck, define_checkers, same_values
+from .learnability import PlantedCase, PropertyCheck
 
 __all__ = [
     "random_stream",
     "EXAMPLE_STREAM",
+    "EXAMPLE_CURVE",
     "CHECKS",
+    "WEIGHT_DECAY",
+    "empirical_floor",
+    "markov_stream",
+    "overfit_curve",
 ]
 
 UNK_ID, BOS_ID, EOS_ID = Vocab.unk_id, Vocab.bos_id, Vocab.eos_id
@@ -425,6 +440,181 @@ BEST_INTERPOLATION_WEIGHT = FunctionCheck(
 )
 
 
+# ----------------------------------------------------------------------------- overfit_curve (an experiment)
+
+
+def markov_stream(rng: np.random.Generator, start, rows, n_sentences: int, end: float = 0.15) -> np.ndarray:
+    """An encoded stream of ``n_sentences`` sentences of a first-order chain over the words ``3, 4, ...``.
+
+    The first word is drawn from ``start`` (W,), each next one from the row (W,) of ``rows`` of the word before,
+    and every word ends its sentence with probability ``end`` (at least one word per sentence).
+    """
+    W, pieces = len(start), []
+    for _ in range(n_sentences):
+        words = [int(rng.choice(W, p=start))]
+        while rng.random() >= end:
+            words.append(int(rng.choice(W, p=rows[words[-1]])))
+        pieces.append([BOS_ID, *(FIRST_WORD_ID + w for w in words), EOS_ID])
+    return np.concatenate(pieces).astype(np.int64)
+
+
+def _one_hot_contexts(contexts: np.ndarray, vocab_size: int) -> np.ndarray:
+    """x = [e_{c_1}; ...; e_{c_{n-1}}]: (N, (n - 1) |V|), the embeddings of Part 2 with C = I."""
+    N, width = contexts.shape
+    x = np.zeros((N, width * vocab_size))
+    x[np.arange(N)[:, None], np.arange(width) * vocab_size + contexts] = 1.0
+    return x
+
+
+def _log_softmax(y: np.ndarray) -> np.ndarray:
+    shifted = y - y.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+@reference
+def overfit_curve(train, test, n, vocab_size, epochs, lr, weight_decay, windows=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Training and held-out perplexity of a log-linear window model over epochs of gradient descent.
+
+    The model is Part 2's with one-hot embeddings (:math:`C = I`) and no hidden layer, :math:`y = b + W x` with
+    :math:`x = [e_{c_1}; \dots; e_{c_{n-1}}]`, from :math:`W = 0`, :math:`b = 0`. Each epoch is one step of
+    gradient descent on the mean cross-entropy :math:`L` of the training windows with weight decay on :math:`W`:
+
+    .. math:: W \leftarrow W - \eta\Big(\tfrac1N \textstyle\sum_i (\hat p_i - e_{w_i})\, x_i^\top + \lambda W\Big),
+              \qquad b \leftarrow b - \eta\, \tfrac1N \textstyle\sum_i (\hat p_i - e_{w_i}),
+
+    :math:`\hat p_i = \mathrm{softmax}(y_i)`. The perplexities :math:`e^{L}` of both streams are recorded before
+    the first step and after each one.
+
+    Parameters
+    ----------
+    train, test : 1-D int arrays, encoded streams ``<s> w_1 ... </s> <s> ...``
+    n : int >= 1, the order (contexts of n - 1 tokens);  vocab_size : int, :math:`|V|`
+    epochs : int >= 0;  lr : float, :math:`\eta`;  weight_decay : float, :math:`\lambda`
+    windows : the pairs (contexts, targets) of ``train`` and ``test``, default :func:`context_windows`'s
+
+    Returns
+    -------
+    train_ppl, test_ppl : (epochs + 1,) float arrays
+    """
+    if windows is None:
+        windows = (context_windows(train, n), context_windows(test, n))
+    (c_train, w_train), (c_test, w_test) = windows
+    x_train, x_test = _one_hot_contexts(c_train, vocab_size), _one_hot_contexts(c_test, vocab_size)
+    W, b = np.zeros((vocab_size, x_train.shape[1])), np.zeros(vocab_size)
+    curves: tuple[list[float], list[float]] = ([], [])
+    for epoch in range(epochs + 1):
+        for curve, x, w in zip(curves, (x_train, x_test), (w_train, w_test)):
+            log_p = _log_softmax(x @ W.T + b)  # (N, |V|)
+            curve.append(math.exp(-log_p[np.arange(len(w)), w].mean()))
+        if epoch == epochs:
+            break
+        g = np.exp(_log_softmax(x_train @ W.T + b))  # (N, |V|) p_hat, then dL/dy = p_hat - e_w
+        g[np.arange(len(w_train)), w_train] -= 1.0
+        W -= lr * (g.T @ x_train / len(w_train) + weight_decay * W)
+        b -= lr * g.mean(axis=0)
+    return np.array(curves[0]), np.array(curves[1])
+
+
+def empirical_floor(contexts, targets) -> float:
+    r"""The perplexity :math:`e^{\hat H}` of the empirical conditional distribution of the targets given their contexts.
+
+    :math:`\hat H = -\frac1N \sum_i \log \hat P(w_i \mid c_i)` with :math:`\hat P(w \mid c) = N(c, w) / N(c)`; by
+    Gibbs' inequality no model of :math:`P(w \mid c)` has a lower perplexity on these windows.
+    """
+    contexts, targets = np.asarray(contexts), np.asarray(targets)
+    rows = np.column_stack([contexts, targets])  # (N, n): a context and its target
+    _, pair_of, pair_counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    _, context_of, context_counts = np.unique(contexts, axis=0, return_inverse=True, return_counts=True)
+    p_hat = pair_counts[pair_of.ravel()] / context_counts[context_of.ravel()]
+    return float(np.exp(-np.mean(np.log(p_hat))))
+
+
+WEIGHT_DECAY = 0.05
+"""The weight decay the judge runs an answer with, besides the case's own (0): in 300 draws the reference's final
+training perplexity rose by at least 9% with it."""
+
+CURVE_EPOCHS, CURVE_LR = 100, 1.0
+"""Steps of gradient descent and their size: the Hessian of L is at most n / 2 (the softmax's at most 1/2, the
+features x with the bias have |x|^2 = n), so with n <= 3 a step of 1 < 2 / (n / 2) never raises the training loss."""
+
+
+def _curve_case(rng: np.random.Generator, n: int | None = None, n_train: int | None = None) -> PlantedCase:
+    """A chain over 5-7 words with sparse rows (Dirichlet 0.3): 5-10 training and 30 held-out sentences (with 8-15
+    the held-out curve of a correct answer sometimes ended below the training curve: 3 draws in 200)."""
+    W = int(rng.integers(5, 8))
+    rows, start = rng.dirichlet(np.full(W, 0.3), size=W), rng.dirichlet(np.ones(W))
+    n_train = int(rng.integers(5, 11)) if n_train is None else n_train
+    train, test = markov_stream(rng, start, rows, n_train), markov_stream(rng, start, rows, 30)
+    n = int(rng.choice([2, 3])) if n is None else n
+    inputs = {"train": train, "test": test, "n": n, "vocab_size": FIRST_WORD_ID + W}
+    inputs |= {"epochs": CURVE_EPOCHS, "lr": CURVE_LR, "weight_decay": 0.0}
+    floors = tuple(empirical_floor(*context_windows(stream, n)) for stream in (train, test))
+    return PlantedCase(inputs, planted=floors)
+
+
+EXAMPLE_CURVE = dataclasses.replace(_curve_case(np.random.default_rng(0), n=2, n_train=10), label="the worked example")
+"""The notebook's worked example: the chain, 10 training and 30 held-out sentences of ``_curve_case`` with seed 0,
+bigram windows (n = 2)."""
+
+
+def _curve_problem(case: PlantedCase, train_ppl: np.ndarray, test_ppl: np.ndarray) -> tuple[str, str] | None:
+    """The first property the curves of one run break (weight decay 0), or None."""
+    V = case.inputs["vocab_size"]
+    if not (_same(train_ppl[0], V) and _same(test_ppl[0], V)):
+        return f"before the first step the perplexities are not |V| = {V}", (
+            "start from W = 0 and b = 0: every word then has probability 1/|V|, and PP = exp(-mean log P) = |V|; "
+            "record the perplexities before the first step"
+        )
+    floor_train, floor_test = case.planted
+    if train_ppl.min() < floor_train * (1 - 1e-9) or test_ppl.min() < floor_test * (1 - 1e-9):
+        return "a perplexity lies below that of the data's own conditional frequencies, which no model can beat", (
+            "score each stream with its own windows: PP = exp(-mean over its targets of log softmax(y)[w])"
+        )
+    if np.any(np.diff(train_ppl) > 1e-9 * train_ppl[:-1]) or not train_ppl[-1] < train_ppl[0]:
+        return "the training perplexity rose, or did not fall, over the epochs", (
+            "step against the gradient of the mean cross-entropy: dL/dy_i = softmax(y_i) - e_{w_i}, "
+            "dL/dW = mean_i (softmax(y_i) - e_{w_i}) x_i^T, dL/db = mean_i (softmax(y_i) - e_{w_i})"
+        )
+    if not test_ppl[-1] > train_ppl[-1]:
+        return "the held-out perplexity did not end above the training perplexity", (
+            "train on the training windows only and score the held-out stream with its own windows"
+        )
+    return None
+
+
+def _curve_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
+    """The properties of the run without weight decay, then a run with :data:`WEIGHT_DECAY`."""
+    problem = _curve_problem(case, *(np.asarray(curve, dtype=float) for curve in got))
+    if problem is not None:
+        return problem
+    decayed, error = run(Case({**case.inputs, "weight_decay": WEIGHT_DECAY}))
+    if error is not None:
+        return f"with weight_decay={WEIGHT_DECAY} it raised {type(error).__name__}: {error}", None
+    if not float(np.asarray(decayed[0])[-1]) > float(np.asarray(got[0])[-1]):
+        return f"with weight_decay={WEIGHT_DECAY} the final training perplexity is not higher than without it", (
+            "weight decay adds lambda W to the gradient of W at every step, pulling W towards 0"
+        )
+    return None
+
+
+OVERFIT_CURVE = PropertyCheck(
+    name="overfit_curve",
+    reference=overfit_curve,
+    random_case=_curve_case,
+    fixed_cases=(EXAMPLE_CURVE,),
+    n_visible=2,
+    n_hidden=2,
+    hint="x = the one-hot vectors of the n - 1 context ids side by side, y = b + W x from W = 0, b = 0; record "
+    "exp(mean NLL) of the training and of the held-out windows (given as windows), then each epoch "
+    "W -= lr * (mean_i (softmax(y_i) - e_{w_i}) x_i^T + weight_decay * W) and "
+    "b -= lr * mean_i (softmax(y_i) - e_{w_i}) on the training windows; return the pair (train_ppl, test_ppl) "
+    "of arrays of epochs + 1 floats",
+    judge=_curve_judge,
+    branch=lambda case: case.inputs["n"],
+    given={"windows": lambda inputs: tuple(context_windows(inputs[s], inputs["n"]) for s in ("train", "test"))},
+)
+
+
 CHECKS = MappingProxyType(
     {
         check.name: check
@@ -434,6 +624,7 @@ CHECKS = MappingProxyType(
             MASKED_CROSS_ENTROPY,
             PERPLEXITY_FROM_LOSS,
             BEST_INTERPOLATION_WEIGHT,
+            OVERFIT_CURVE,
         )
     }
 )
