@@ -77,6 +77,7 @@ RACE_FILE = RESULTS_DIR / "07_agreement_race.json"
 MODELS_FILE = RESULTS_DIR / "07_attention_models.pt"
 _MODEL_CLASSES = {"Elman RNN": RNNLM, "GRU": GatedLM, "LSTM": GatedLM, "attention": AttentionLM}
 _CELLS = {"GRU": "gru", "LSTM": "lstm"}
+_MODULE = "seqlearn.attention.experiment"  # __name__ is "__main__" under python -m
 
 
 def attention_map(model: AttentionLM, vocab: Vocab, tokens: Sequence[str], layer: int = -1) -> np.ndarray:
@@ -209,7 +210,7 @@ def read_attention_models(path, config: Mapping = LONG_RACE) -> dict[int, Attent
     if not isinstance(document, dict) or set(document) != {"config", "state_dicts"}:
         raise ValueError(f"{path}: not a file of attention models (write_attention_models writes config, state_dicts)")
     if document["config"] != json.loads(json.dumps(dict(config))):
-        raise ValueError(f"{path} was made with another configuration: regenerate it with python -m {__name__}")
+        raise ValueError(f"{path} was made with another configuration: regenerate it with python -m {_MODULE}")
     vocab_size = len(Vocab(ToyEnglish.vocabulary()))
     models = {}
     for seed, state in document["state_dicts"].items():
@@ -230,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ``--models`` and ``--seeds`` run part of it into ``--race`` (and the attention models, if run,
     into ``--models-file``); ``--merge`` joins such parts into :data:`RACE_FILE`.
     """
-    parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog=f"python -m {_MODULE}", description=main.__doc__)
     parser.add_argument("--root", default=".", help="the course's root (default: the current directory)")
     parser.add_argument("--models", nargs="+", default=list(LONG_RACE["models"]), help="the models to run")
     parser.add_argument("--seeds", nargs="+", type=int, default=LONG_RACE["seeds"], help="the seeds to run")
@@ -239,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--merge", nargs="+", metavar="PART", help="join these parts of LONG_RACE into --race")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    command = shlex.join(["python", "-m", __name__, *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["python", "-m", _MODULE, *(sys.argv[1:] if argv is None else argv)])
     race_path = Path(args.race) if args.race else Path(args.root) / RACE_FILE
     if args.merge:
         parts = [read_race(path) for path in args.merge]
