@@ -70,5 +70,5 @@ def plot_agreement_by_distance(
         ylim=(0.3, 1.03),
         title=title,
     )
-    ax.legend(loc="lower left", fontsize=9)
+    ax.legend(loc="upper right", fontsize=9)
     return fig, ax
