@@ -9,7 +9,8 @@ r"""Recurrent and attention language models at one budget, scored on long-distan
   score agreement per distance. Chapters 3, 4 and 7 run it on :class:`seqlearn.data.agreement.LongAgreement`;
 * :func:`write_race` and :func:`read_race`: a race too long for Binder, shipped as
   ``chapters/results/<name>.json`` (its accuracies, configuration, and the command, machine and time
-  that made it, as :mod:`seqlearn.results` writes them) and read back as a :class:`RaceResult` without models.
+  that made it, as :mod:`seqlearn.results` writes them) and read back as a :class:`RaceResult` without models;
+  :func:`merge_races` joins races run on parts of the models or seeds.
 """
 
 from __future__ import annotations
