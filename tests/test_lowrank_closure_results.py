@@ -41,3 +41,16 @@ def test_a_missing_file_names_the_command_and_bad_settings_are_refused(tmp_path)
         closure_run(0)
     with pytest.raises(ValueError, match="eta must be"):
         closure_run(3, eta=0.0)
+
+
+def test_the_shipped_long_run_reads_back_at_the_chapters_settings():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "chapters" / "results" / "06_erf_closure.json"
+    shipped = load_closure(path)
+    assert path.stat().st_size <= 30_000
+    assert shipped["config"] == {"epochs": 1000, "N": 600, "dt": 0.05, "eta": 0.05, "batch": 10, "seed": 0}
+    assert shipped["provenance"]["command"].startswith("python -m seqlearn.lowrank.closure_results")
+    assert shipped["epoch"][0] == 0 and shipped["epoch"][-1] == 1000
+    assert len(shipped["gap"]) == len(shipped["epoch"]) == len(shipped["loss_ode"]) + 1
+    assert shipped["gap"][0] == 0.0 and np.isfinite(shipped["gap"]).all() and len(shipped["qq"]) == 4
