@@ -75,7 +75,8 @@ class MemoryProtocol:
     Attributes
     ----------
     pairs : int >= 3
-        Twin pairs (``2 pairs`` networks; the decoders hold out ``held_out`` pairs).
+        Twin pairs (``2 pairs`` networks; the decoders hold out ``held_out`` pairs, or ``held_out`` networks of
+        each label after the start with ``split="labels"``).
     dt : float
         The Euler step; every trial is 20 s, :math:`T = 20 / dt` steps.
     batch : int
