@@ -58,7 +58,7 @@ def test_the_subject_weight_is_the_verb_rows_entry_at_the_head_noun():
         a = attention_map(model, vocab, ex.prefix, layer=0)
         P = len(ex.prefix)  # the verb's query; at distance 0 the subject is the word just before the verb
         subject = P if ex.distance == 0 else P - ex.distance
-        np.testing.assert_array_equal(row, a[:, P, subject])
+        np.testing.assert_allclose(row, a[:, P, subject], rtol=1e-5, atol=1e-7)  # one batch against one sentence
 
 
 def test_a_reduced_race_regenerates_through_the_shipped_code(tmp_path):
@@ -125,6 +125,8 @@ def test_bad_inputs_are_refused(tmp_path):
         subject_weight(model, VOCAB, race_text(REDUCED)[3][0])
     with pytest.raises(ValueError, match="empty"):
         subject_weight(model, VOCAB, [])
+    with pytest.raises(TypeError, match="AttentionLM"):
+        subject_weight(RNNLM(len(VOCAB), 4, 4), VOCAB, race_text(REDUCED)[3])
     with pytest.raises(ValueError, match="models"):
         race_factories(len(VOCAB), {"models": {"transformer": {}}})
     with pytest.raises(ValueError, match="AttentionLM"):
