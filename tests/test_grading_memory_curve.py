@@ -119,5 +119,5 @@ def test_a_correct_curve_keeps_every_property_on_many_draws():
         short = short_run(case.inputs)
         short_mc = max(short_mc, float(memory_curve(**short.inputs)[0].max()) / N)
         caught = min(caught, float(in_sample(**short.inputs)[0].max()) / N)
-    assert worst < CURVE_TOLERANCE - 0.02  # the largest error was 0.060 in 300 draws
+    assert worst < CURVE_TOLERANCE - 0.02  # the largest error was 0.081 here, 0.060 in 300 other draws
     assert short_mc < 0.95 and caught > 1.2  # a correct short run stays below N, an in-sample one breaks it

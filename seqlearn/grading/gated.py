@@ -636,9 +636,9 @@ def exact_memory(inputs, first: int = 1) -> np.ndarray:
     )
 
 
-CURVE_TOLERANCE = 0.1
-"""How far each estimated r^2_k may lie from the exact memory function (500 training and 2000 test steps: in 300
-draws of the cases the reference's largest error was 0.060)."""
+CURVE_TOLERANCE = 0.12
+"""How far each estimated r^2_k may lie from the exact memory function (500 training and 2000 test steps: the
+reference's largest error was 0.060 in 300 draws of the cases and 0.081 in another 200)."""
 
 CURVE_WASHOUT, CURVE_TRAIN, CURVE_TEST = 100, 500, 2000
 """The steps of a case: a washout, the training stretch and the test stretch."""
