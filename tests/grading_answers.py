@@ -1243,10 +1243,6 @@ LEARNABILITY_MISTAKES = {
             ),
             "the MEANS",
         ),
-        "std": (
-            lambda x, sizes: _spread_by(x, sizes, lambda means, x, sizes: means.std(axis=0)),
-            "np.std",
-        ),
     },
 }
 
@@ -1516,7 +1512,6 @@ VISIBLE_HINT_ONLY = {
     ("overlap_ode_step", "no check"),
     ("order_sweep", "one stream"),  # the test is split in halves on the worked example only
     ("memory_curve", "leak on the old state"),  # a = 1 swaps to a = 0 (no state); a slow swap misses the curve
-    ("spread_exponent", "std"),  # right where alpha = 2, and off by chance elsewhere
 }
 """Mistakes whose hint a hidden draw may miss: its first failing case can hold a token of
 probability zero, where the perplexity is infinite and the sign mistake gives 0. Hidden draws of

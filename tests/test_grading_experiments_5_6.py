@@ -95,7 +95,7 @@ def test_cauchy_means_do_not_concentrate():
 
 
 def test_the_central_limit_rate_assumed_fails():
-    with pytest.raises(CheckFailure, match=r"more than 0\.1 from"):
+    with pytest.raises(CheckFailure, match=r"more than 0\.12 from"):
         check_spread_exponent(lambda x, sizes: -0.5)
 
 
@@ -116,9 +116,9 @@ def test_exercises_5_states_the_rules_the_grader_uses(folder):
 
 @pytest.mark.slow
 def test_a_correct_measurement_passes_many_hidden_draws():
-    """Fairness: 210 fresh draws through the grader; the worst margin of the reference to the tolerance."""
+    """Fairness: 200 fresh draws through the grader; the worst margin of the reference to the tolerance."""
     check = CHECKS["spread_exponent"]
-    for entropy in range(70):
+    for entropy in range(100):
         check.check(answers.my_spread_exponent, hidden=True, entropy=entropy)
     errors = []
     for rng in np.random.default_rng(2026).spawn(60):

@@ -286,20 +286,21 @@ def spread_exponent(x, sizes) -> float:
     return float(np.sum(log_N * log_s) / np.sum(log_N**2))
 
 
-EXPONENT_TOLERANCE = 0.1
-"""How far a measured exponent may lie from its closed form 1/alpha - 1 (150-300 runs of 1024 or 2048 samples:
-in 500 draws of the cases the reference's largest error was 0.051, its 99th percentile 0.047)."""
+EXPONENT_TOLERANCE = 0.12
+"""How far a measured exponent may lie from its closed form 1/alpha - 1 (120-200 runs of 1024 samples: in 300
+draws of the cases the reference's largest error was 0.071, its 99th percentile 0.057)."""
 
 SPREAD_SHIFT, SPREAD_SCALE = 4.0, 0.01
 """The invariance property grades the exponent of ``SPREAD_SHIFT + SPREAD_SCALE * x``."""
 
 
 def _spread_case(rng: np.random.Generator, alpha: float | None = None, runs: int | None = None) -> PlantedCase:
-    """Runs of S-alpha-S noise, shifted and scaled, with alpha planted: 150-300 runs of 1024 or 2048 samples."""
+    """Runs of S-alpha-S noise, shifted and scaled, with alpha planted: 120-200 runs of 1024 samples (small
+    enough for the sealed grader's time limit on a loaded machine)."""
     if alpha is None:
         alpha = 2.0 if rng.random() < 0.2 else float(rng.uniform(1.1, 1.95))
-    R = int(rng.integers(150, 301)) if runs is None else runs
-    n = int(rng.choice([1024, 2048]))
+    R = int(rng.integers(120, 201)) if runs is None else runs
+    n = 1024
     scale = float(10.0 ** rng.uniform(-2.0, 2.0))
     x = float(rng.normal(0.0, 3.0 * scale)) + sample_stable(alpha, R * n, scale, rng).reshape(R, n)
     sizes = np.unique(np.round(np.geomspace(4, n, int(rng.integers(6, 13)))).astype(np.int64))
@@ -345,13 +346,13 @@ SPREAD_EXPONENT = PropertyCheck(
     random_case=_spread_case,
     fixed_cases=(
         EXAMPLE_SPREAD,
-        _spread_case(np.random.default_rng(6), alpha=2.0, runs=150),
-        Case({"x": EXAMPLE_SPREAD.inputs["x"][:7], "sizes": np.array([4, 16])}, label="7 runs, too few"),
-        Case({"x": EXAMPLE_SPREAD.inputs["x"], "sizes": np.array([4, 2048])}, label="a size above n"),
-        Case({"x": EXAMPLE_SPREAD.inputs["x"], "sizes": np.array([16, 16])}, label="one size only"),
+        _spread_case(np.random.default_rng(6), alpha=2.0, runs=120),
+        Case({"x": EXAMPLE_SPREAD.inputs["x"][:7, :64], "sizes": np.array([4, 16])}, label="7 runs, too few"),
+        Case({"x": EXAMPLE_SPREAD.inputs["x"][:8, :64], "sizes": np.array([4, 65])}, label="a size above n"),
+        Case({"x": EXAMPLE_SPREAD.inputs["x"][:8, :64], "sizes": np.array([16, 16])}, label="one size only"),
     ),
-    n_visible=1,
-    n_hidden=3,
+    n_visible=0,
+    n_hidden=2,
     hint="for each N in sizes, the IQR over the runs (rows) of the mean of each run's first N samples; return the "
     "least-squares slope of ln IQR on ln N as a float; ValueError for fewer than 8 runs, a size outside [1, n], "
     f"fewer than two different sizes. Graded: within {EXPONENT_TOLERANCE} of 1/alpha - 1, the same (to 1e-6) for "
