@@ -59,7 +59,7 @@ def test_a_correct_sweep_keeps_every_property_on_many_draws():
     for rng in np.random.default_rng(2026).spawn(200):
         case = check.random_case(rng)
         got = radius_sweep(**case.inputs)
-        lower, upper = case.planted
+        lower, upper = sweep_bounds(**case.inputs)
         worst = min(worst, float(np.min(got / lower)) - 1, float(np.min(upper / got)) - 1)
         assert check.judge(None, case, got) is None
     assert worst > -SWEEP_RTOL / 100

@@ -676,7 +676,7 @@ def _sweep_case(rng: np.random.Generator) -> PlantedCase:
         "K": int(rng.integers(T // 2, T + 1)),
         "phi": str(rng.choice(SWEEP_PHIS, p=[0.7, 0.3])),
     }
-    return PlantedCase(inputs, planted=sweep_bounds(**inputs))
+    return PlantedCase(inputs)  # the bounds are computed by the judge: drawing a case stays cheap
 
 
 def _sweep_example(phi: str, label: str) -> PlantedCase:
@@ -691,7 +691,7 @@ def _sweep_example(phi: str, label: str) -> PlantedCase:
         "K": 4,
         "phi": phi,
     }
-    return PlantedCase(inputs, planted=sweep_bounds(**inputs), label=label)
+    return PlantedCase(inputs, label=label)
 
 
 EXAMPLE_SWEEP = _sweep_example("tanh", "the worked example")
@@ -724,7 +724,7 @@ def _sweep_mistakes(inputs: Mapping) -> dict[str, np.ndarray]:
 def _sweep_judge(run, case: PlantedCase, got) -> tuple[str, str | None] | None:
     """Inside the hard bounds (rho^k exactly for linear units), and none of the mistakes the bounds let through."""
     norms = np.asarray(got, dtype=float)
-    lower, upper = case.planted
+    lower, upper = sweep_bounds(**case.inputs)
     outside = (norms < lower * (1 - SWEEP_RTOL)) | (norms > upper * (1 + SWEEP_RTOL))
     if outside.any():
         r, k = (int(i) for i in np.argwhere(outside)[0])
