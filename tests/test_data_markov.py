@@ -234,9 +234,9 @@ def test_a_first_order_source_keeps_its_tables_and_the_floor_has_the_closed_form
     source = MarkovSource.first_order(["a", "b"], [0.5, 0.5], [[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
     np.testing.assert_array_equal(source.next_token_probs(["a"]), [0.0, 1.0, 0.0])
     np.testing.assert_array_equal(source.next_token_probs([]), [0.5, 0.5, 0.0])
-    # visits: b = 1/2 + a, a = 1/2 + b/2  =>  b = 3/2, a = 1; entropy ln 2 at <s> and at b, 0 at a
-    assert source.mean_length == pytest.approx(2.5, rel=1e-12)
-    assert source.perplexity_floor() == pytest.approx(math.exp((1 + 1.5) * math.log(2) / (1 + 1 + 1.5)), rel=1e-12)
+    # visits per sentence: b = 1/2 + a, a = 1/2 + b/2  =>  b = 2, a = 3/2; entropy ln 2 at <s> and at b, 0 at a
+    assert source.mean_length == pytest.approx(3.5, rel=1e-12)
+    assert source.perplexity_floor() == pytest.approx(math.exp((1 + 2) * math.log(2) / (1 + 1.5 + 2)), rel=1e-12)
     sentences = source.sample(n_sentences=2000, rng=0)
     assert all(s and s[-1] == "b" for s in sentences)  # only b ends a sentence
     pairs = [pair for s in sentences for pair in itertools.pairwise(s)]
