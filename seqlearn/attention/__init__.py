@@ -5,8 +5,10 @@ attention under the causal mask, :math:`a_{ts} = \mathrm{softmax}_{s \le t}(q_t^
 and the language model :class:`AttentionLM` (token and learned position embeddings, attention
 layers with residual connections, a softmax output), which Chapter 3's training and evaluation
 run like the Elman and gated networks; :mod:`~seqlearn.attention.experiment` the weights of a
-trained model on one sentence (:func:`attention_map`).
-The race on long-distance agreement against the recurrent models is
+trained model on one sentence (:func:`attention_map`) and the weight its heads put on the subject
+(:func:`subject_weight`), and the race the chapter ships (:data:`LONG_RACE`: Elman, GRU, LSTM and
+attention at 3,000 updates; :func:`run_race`, :func:`write_attention_models`,
+:func:`read_attention_models`, ``python -m seqlearn.attention.experiment``). The race itself is
 :func:`seqlearn.rnn.agreement_race`. The long-distance agreement text is :class:`seqlearn.data.agreement.LongAgreement`.
 Everything here is torch and loads on first use: importing ``seqlearn.attention`` does not import torch.
 """
