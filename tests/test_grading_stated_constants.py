@@ -26,17 +26,16 @@ def _text(folder: str, assignment: str, grade_id: str) -> str:
     return " ".join(cell.source.split())
 
 
-@pytest.mark.parametrize("folder", ["solutions", "exercises"])
-def test_exercises_1_states_the_floor_slack_the_grader_uses(folder):
-    text = _text(folder, "01_ngram", "order_sweep_text")
-    stated = re.findall(rf"no perplexity lies below {NUMBER} times the source's floor", text)
-    assert stated, "Part 7 states the slack on the floor"
-    assert [float(s) for s in stated] == [FLOOR_SLACK]
+STATED = [
+    ("01_ngram", "order_sweep_text", r"no perplexity lies below {} times the source's floor", FLOOR_SLACK),
+    ("04_lstm_gru_esn", "memory_curve_text", r"within {} of the exact memory function", CURVE_TOLERANCE),
+]
+"""Each (assignment, cell, the sentence that states a constant, the grader's constant)."""
 
 
 @pytest.mark.parametrize("folder", ["solutions", "exercises"])
-def test_exercises_4_states_the_tolerance_the_grader_uses(folder):
-    text = _text(folder, "04_lstm_gru_esn", "memory_curve_text")
-    stated = re.findall(rf"within {NUMBER} of the exact memory function", text)
-    assert stated, "Part 6 states the tolerance on r^2_k"
-    assert [float(s) for s in stated] == [CURVE_TOLERANCE]
+@pytest.mark.parametrize("assignment, grade_id, sentence, constant", STATED)
+def test_the_notebook_states_the_constant_the_grader_uses(folder, assignment, grade_id, sentence, constant):
+    stated = re.findall(sentence.format(NUMBER), _text(folder, assignment, grade_id))
+    assert stated, f"{assignment} states the constant in {grade_id}"
+    assert [float(s) for s in stated] == [constant]
